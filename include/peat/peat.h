@@ -1,0 +1,21 @@
+/*
+ * peat/peat.h — the umbrella header of PEAT, pseudo-error assessment of kernel
+ * implementations inside DNN training. Include this one header to get the
+ * whole C API. It compiles as C11 and as C++.
+ *
+ *   core.h      versions, status codes, last-error message, dtype helpers
+ *   backend.h   backend plugin ABI and registry
+ *   session.h   the run context: op ids, call counters, step, phase, log
+ *   (later objects add their headers below, one per lib/ folder)
+ */
+#ifndef PEAT_PEAT_H
+#define PEAT_PEAT_H
+
+#include <peat/core.h>
+#include <peat/backend.h>
+#include <peat/session.h>
+/* object headers: analyzer */
+/* object headers: injector */
+/* object headers: profiler */
+
+#endif /* PEAT_PEAT_H */

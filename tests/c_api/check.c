@@ -1,0 +1,36 @@
+#include "check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+void check_record(int ok, const char* expr, const char* file, int line) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
+  }
+}
+
+void check_status(peat_status_t got, peat_status_t want, const char* expr, const char* file, int line) {
+  const char* message = peat_last_error_message();
+  if (got != want) {
+    ++failed;
+    fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d (%s); last error: %s\n", file, line, expr, (int)got,
+            peat_status_string(got), (int)want, peat_status_string(want), message);
+    return;
+  }
+  if (want != PEAT_STATUS_OK && (message == NULL || message[0] == '\0')) {
+    ++failed;
+    fprintf(stderr, "%s:%d: %s failed as expected but left no error message\n", file, line, expr);
+    return;
+  }
+  ++passed;
+}
+
+int check_report(const char* suite) {
+  printf("%s: %d passed, %d failed\n", suite, passed, failed);
+  return failed == 0 ? 0 : 1;
+}
