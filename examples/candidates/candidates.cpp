@@ -230,17 +230,48 @@ void peat_cand_stuck_bit27(int ta, int tb, int64_t M, int64_t N, int64_t K, floa
   }
 }
 
+}  // extern "C"
+
+namespace {
+
+int32_t run_kernel(peat_cand_gemm_fn fn, const DLTensor* inputs, int32_t n_in, DLTensor* outputs, int32_t n_out, const void* attrs) {
+  peat_gemm_args_t g;
+  if (peat_gemm_args_of(inputs, n_in, outputs, n_out, attrs, &g) != 0) return 1;
+  fn(g.a.trans, g.b.trans, g.a.rows, g.b.cols, g.a.cols, g.alpha, g.a.data, g.a.ld, g.b.data, g.b.ld, g.beta, g.c.data, g.c.ld);
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define PEAT_CAND_DEFINE_KERNEL(name)                                                                                 \
+  int32_t name##_kernel(void*, const DLTensor* inputs, int32_t n_in, DLTensor* outputs, int32_t n_out, const void* attrs) { \
+    return run_kernel(name, inputs, n_in, outputs, n_out, attrs);                                                     \
+  }
+PEAT_CAND_DEFINE_KERNEL(peat_gemm_sequential)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_blocked)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_pairwise)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_bf16)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_tf32)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_fp16acc)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_splitk_racy)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_tile_drop)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_no_alpha)
+PEAT_CAND_DEFINE_KERNEL(peat_cand_stuck_bit27)
+#undef PEAT_CAND_DEFINE_KERNEL
+
 const peat_candidate_info_t* peat_candidates(size_t* count) {
   static const peat_candidate_info_t table[] = {
-      {"peat_cand_blocked", 1, "ROUNDING", "cache-blocked GEMM, 4 interleaved accumulators per 64-deep K block", peat_cand_blocked},
-      {"peat_cand_pairwise", 2, "ROUNDING", "pairwise summation of the K products", peat_cand_pairwise},
-      {"peat_cand_bf16", 3, "REDUCED_PRECISION", "inputs rounded to bf16, fp32 accumulation", peat_cand_bf16},
-      {"peat_cand_tf32", 4, "REDUCED_PRECISION", "inputs rounded to tf32, fp32 accumulation", peat_cand_tf32},
-      {"peat_cand_fp16acc", 5, "REDUCED_PRECISION", "fp16 inputs and fp16 accumulation", peat_cand_fp16acc},
-      {"peat_cand_splitk_racy", 6, "NONDETERMINISM", "8-way split-K, partial sums added in completion order", peat_cand_splitk_racy},
-      {"peat_cand_tile_drop", 7, "REGION", "32x32 tiles, trailing partial tiles never written", peat_cand_tile_drop},
-      {"peat_cand_no_alpha", 8, "SCALING", "alpha scaling forgotten", peat_cand_no_alpha},
-      {"peat_cand_stuck_bit27", 9, "STUCK_AT", "bit 27 stuck at 1 on every 32nd output lane", peat_cand_stuck_bit27},
+      {"peat_cand_blocked", 1, "ROUNDING", "cache-blocked GEMM, 4 interleaved accumulators per 64-deep K block", peat_cand_blocked, peat_cand_blocked_kernel},
+      {"peat_cand_pairwise", 2, "ROUNDING", "pairwise summation of the K products", peat_cand_pairwise, peat_cand_pairwise_kernel},
+      {"peat_cand_bf16", 3, "REDUCED_PRECISION", "inputs rounded to bf16, fp32 accumulation", peat_cand_bf16, peat_cand_bf16_kernel},
+      {"peat_cand_tf32", 4, "REDUCED_PRECISION", "inputs rounded to tf32, fp32 accumulation", peat_cand_tf32, peat_cand_tf32_kernel},
+      {"peat_cand_fp16acc", 5, "REDUCED_PRECISION", "fp16 inputs and fp16 accumulation", peat_cand_fp16acc, peat_cand_fp16acc_kernel},
+      {"peat_cand_splitk_racy", 6, "NONDETERMINISM", "8-way split-K, partial sums added in completion order", peat_cand_splitk_racy, peat_cand_splitk_racy_kernel},
+      {"peat_cand_tile_drop", 7, "REGION", "32x32 tiles, trailing partial tiles never written", peat_cand_tile_drop, peat_cand_tile_drop_kernel},
+      {"peat_cand_no_alpha", 8, "SCALING", "alpha scaling forgotten", peat_cand_no_alpha, peat_cand_no_alpha_kernel},
+      {"peat_cand_stuck_bit27", 9, "STUCK_AT", "bit 27 stuck at 1 on every 32nd output lane", peat_cand_stuck_bit27, peat_cand_stuck_bit27_kernel},
   };
   if (count) *count = sizeof table / sizeof table[0];
   return table;

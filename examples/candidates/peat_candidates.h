@@ -16,10 +16,17 @@
  * peat_gemm_sequential computes exactly that and is the reference the defects are
  * stated against.
  *
+ * Each kernel is exported twice: under the plain signature above, and as
+ * <symbol>_kernel with the peat_kernel_fn signature of PEAT's injector, under
+ * the GEMM convention of peat_gemm_kernel.h (inputs op(A), op(B) as strided
+ * DLTensors, output C, attrs a peat_gemm_attrs_t or NULL; ctx unused).
+ *
  * Thread safety: every function may be called from several threads at once on
  * distinct outputs. peat_cand_splitk_racy starts its own threads. */
 #ifndef PEAT_CANDIDATES_H
 #define PEAT_CANDIDATES_H
+
+#include "peat_gemm_kernel.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -112,13 +119,30 @@ PEAT_CAND_API void peat_cand_stuck_bit27(int trans_a, int trans_b, int64_t M, in
                                          const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                                          float* C, int64_t ldc);
 
+/* The same kernels as peat_kernel_fn (peat_gemm_kernel.h convention). */
+#define PEAT_CAND_DECLARE_KERNEL(name) \
+  PEAT_CAND_API int32_t name##_kernel(void* ctx, const DLTensor* inputs, int32_t n_in, DLTensor* outputs, int32_t n_out, \
+                                      const void* attrs);
+PEAT_CAND_DECLARE_KERNEL(peat_gemm_sequential)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_blocked)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_pairwise)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_bf16)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_tf32)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_fp16acc)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_splitk_racy)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_tile_drop)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_no_alpha)
+PEAT_CAND_DECLARE_KERNEL(peat_cand_stuck_bit27)
+#undef PEAT_CAND_DECLARE_KERNEL
+
 /* One entry of the catalogue below. Strings are static. */
 typedef struct peat_candidate_info {
   const char* symbol;    /* exported name, e.g. "peat_cand_bf16" */
   int32_t number;        /* 1..9, the numbering used above */
   const char* expected;  /* the error model a detector should report, e.g. "REDUCED_PRECISION" */
   const char* summary;   /* one line */
-  peat_cand_gemm_fn fn;
+  peat_cand_gemm_fn fn;          /* the plain signature */
+  peat_gemm_kernel_fn kernel;    /* the same kernel as peat_kernel_fn, exported as "<symbol>_kernel" */
 } peat_candidate_info_t;
 
 /* The nine candidates in order; *count receives 9 (count may be NULL). Never fails. */

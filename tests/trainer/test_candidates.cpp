@@ -315,3 +315,103 @@ TEST_CASE("the catalogue lists the nine candidates and they load as libx.so:symb
   CHECK_THROWS_WITH(peat_trainer::load_c_gemm(std::string(PEAT_CANDIDATES_LIBRARY) + ":no_such_symbol"),
                     Catch::Contains("no symbol 'no_such_symbol'"));
 }
+
+// ---- the peat_kernel_fn forms (peat_gemm_kernel.h convention) ----------------------
+
+#include "peat_trainer/gemm_kernel.hpp"
+
+#include <type_traits>
+#if __has_include(<peat/injector.h>)
+#include <peat/injector.h>
+static_assert(std::is_same_v<peat_kernel_fn, peat_gemm_kernel_fn>, "the GEMM kernel convention must use PEAT's kernel signature");
+static_assert(std::is_same_v<peat_kernel_fn, decltype(&peat_cand_bf16_kernel)>, "candidate adapters must be peat_kernel_fn");
+#endif
+
+namespace {
+
+peat_trainer::GemmCall call_of(Problem& p, std::vector<float>& C) {
+  peat_trainer::GemmCall c;
+  c.op = "test/fwd_gemm";
+  c.M = p.M, c.N = p.N, c.K = p.K, c.trans_a = p.ta, c.trans_b = p.tb, c.alpha = p.alpha, c.beta = p.beta;
+  c.A = p.A.data(), c.lda = p.lda, c.B = p.B.data(), c.ldb = p.ldb, c.C = C.data(), c.ldc = p.ldc;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("each candidate's peat_kernel_fn form computes what its plain form does", "[candidates][kernel]") {
+  size_t n = 0;
+  const peat_candidate_info_t* table = peat_candidates(&n);
+  for (const auto& s : kShapes) {
+    // K < 256 keeps the split-K candidate on one thread (deterministic) for this comparison.
+    Problem p = make_problem(s.M, s.N, 200, s.ta, s.tb, s.alpha, s.beta, 30, 2.0f);
+    for (size_t i = 0; i < n; ++i) {
+      INFO(table[i].symbol << " ta " << s.ta << " tb " << s.tb);
+      const auto plain = run(table[i].fn, p);
+      std::vector<float> C = p.C0;
+      CHECK(peat_trainer::run_gemm_kernel(table[i].kernel, nullptr, call_of(p, C)) == 0);
+      CHECK(count_bit_mismatches(C, plain, p) == 0);
+    }
+    std::vector<float> C = p.C0;
+    CHECK(peat_trainer::run_gemm_kernel(peat_gemm_sequential_kernel, nullptr, call_of(p, C)) == 0);
+    CHECK(count_bit_mismatches(C, sequential_fp32(p), p) == 0);
+    // The golden GEMM under the same signature equals GoldenGemm called directly.
+    peat_trainer::GoldenGemm golden(1);
+    std::vector<float> direct = p.C0, via = p.C0;
+    const auto call = call_of(p, direct);
+    golden.gemm(call);
+    peat_trainer::GoldenKernelContext ctx{&call, &golden};
+    auto call2 = call_of(p, via);
+    CHECK(peat_trainer::run_gemm_kernel(peat_trainer::golden_gemm_kernel, &ctx, call2) == 0);
+    CHECK(count_bit_mismatches(direct, via, p) == 0);
+  }
+}
+
+TEST_CASE("GEMM kernels refuse calls outside the convention and write nothing", "[candidates][kernel]") {
+  Problem p = make_problem(8, 6, 5, 0, 0, 1.0f, 0.0f, 31);
+  std::vector<float> C = p.C0;
+  const auto call = call_of(p, C);
+  peat_trainer::GemmTensors t(call);
+  SECTION("counts") {
+    CHECK(peat_cand_bf16_kernel(nullptr, t.inputs, 1, t.outputs, 1, &t.attrs) == 1);
+    CHECK(peat_cand_bf16_kernel(nullptr, t.inputs, 2, t.outputs, 0, &t.attrs) == 1);
+    CHECK(peat_cand_bf16_kernel(nullptr, nullptr, 2, t.outputs, 1, &t.attrs) == 1);
+  }
+  SECTION("dtype, device, rank") {
+    t.inputs[0].dtype.bits = 64;
+    CHECK(peat_cand_blocked_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+    t.inputs[0].dtype.bits = 32;
+    t.inputs[1].device.device_type = kDLCUDA;
+    CHECK(peat_cand_blocked_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+    t.inputs[1].device.device_type = kDLCPU;
+    t.outputs[0].ndim = 3;
+    CHECK(peat_cand_blocked_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+  }
+  SECTION("shapes that do not chain, strides, attrs") {
+    t.shapes[1][0] = 4;  // op(B) rows != K
+    CHECK(peat_cand_tf32_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+    t.shapes[1][0] = 5;
+    t.strides[0][0] = 2;  // neither {ld, 1} with ld >= cols nor {1, ld}
+    CHECK(peat_cand_tf32_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+    t.strides[0][0] = p.lda;
+    t.strides[2][0] = 1;  // C column-major
+    t.strides[2][1] = p.M;
+    CHECK(peat_cand_tf32_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+    t.strides[2][0] = p.ldc;
+    t.strides[2][1] = 1;
+    peat_gemm_attrs_t small{0, 1.0f, 0.0f};
+    CHECK(peat_cand_tf32_kernel(nullptr, t.inputs, 2, t.outputs, 1, &small) == 1);
+    CHECK(peat_trainer::golden_gemm_kernel(nullptr, t.inputs, 2, t.outputs, 1, nullptr) == 1);
+  }
+  CHECK(count_bit_mismatches(C, p.C0, p) == 0);
+  // NULL attrs means alpha = 1, beta = 0; NULL strides mean compact row-major.
+  Problem q = make_problem(4, 3, 7, 0, 0, 1.0f, 0.0f, 32);
+  q.lda = 7, q.ldb = 3, q.ldc = 3;
+  q.A.resize(28), q.B.resize(21), q.C0.assign(12, 0.0f);
+  peat_trainer::GemmTensors u(call_of(q, C));
+  std::vector<float> out(12, -1.0f);
+  u.inputs[0].strides = u.inputs[1].strides = u.outputs[0].strides = nullptr;
+  u.inputs[0].data = q.A.data(), u.inputs[1].data = q.B.data(), u.outputs[0].data = out.data();
+  CHECK(peat_gemm_sequential_kernel(nullptr, u.inputs, 2, u.outputs, 1, nullptr) == 0);
+  CHECK(count_bit_mismatches(out, sequential_fp32(q), q) == 0);
+}
