@@ -299,12 +299,12 @@ TEST_CASE("every GEMM of a training step and of an evaluation goes through the s
     CHECK(c.ta == want[i].ta);
     CHECK(c.tb == want[i].tb);
   }
-  // An evaluation forward: four forward GEMMs marked training = false.
+  // An evaluation forward: four forward GEMMs marked training = false, phase Other.
   rec.calls.clear();
   Context eval{&rec, 42, false};
   model->forward(eval, x);
   REQUIRE(rec.calls.size() == 4);
-  for (const auto& c : rec.calls) CHECK((!c.training && c.phase == Phase::Forward));
+  for (const auto& c : rec.calls) CHECK((!c.training && c.phase == Phase::Other && c.role == GemmRole::Forward));
   // replace_head keeps the head's op names and indices.
   model->replace_head(6, 99);
   rec.calls.clear();

@@ -14,6 +14,7 @@ const char* phase_name(Phase phase) noexcept {
   switch (phase) {
     case Phase::Forward: return "fwd";
     case Phase::Backward: return "bwd";
+    case Phase::Other: return "other";
   }
   return "?";
 }

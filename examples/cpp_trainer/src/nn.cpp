@@ -40,7 +40,7 @@ void issue(Context& ctx, const std::vector<std::string>& ops, const std::string&
   c.op = ops[slot];
   c.layer = layer;
   c.op_index = op_base + slot;
-  c.phase = slot == kFwd ? Phase::Forward : Phase::Backward;
+  c.phase = !ctx.training ? Phase::Other : (slot == kFwd ? Phase::Forward : Phase::Backward);
   c.role = slot == kFwd ? GemmRole::Forward : (slot == kDgrad ? GemmRole::InputGrad : GemmRole::WeightGrad);
   c.training = ctx.training;
   c.step = ctx.step;

@@ -29,10 +29,12 @@ namespace peat_trainer {
 
 class ThreadPool;
 
-// Which pass of training issued the call.
+// Which pass issued the call. The values are PEAT's peat_phase_t codes
+// (include/peat/session.h), so a dispatcher can pass them through unchanged.
 enum class Phase : int32_t {
-  Forward = 0,   // forward pass (training or evaluation)
+  Forward = 0,   // forward pass of a training step
   Backward = 1,  // backward pass
+  Other = 3,     // evaluation forward (no backward follows)
 };
 
 // What the product computes for its layer.
@@ -53,7 +55,7 @@ struct GemmCall {
   uint32_t op_index = 0;   // index of `op` in Model::op_names(): lets a dispatcher map to its own ids without hashing
   Phase phase = Phase::Forward;
   GemmRole role = GemmRole::Forward;
-  bool training = true;    // false for evaluation forwards (no backward follows)
+  bool training = true;    // false for evaluation forwards (then phase == Phase::Other)
   int64_t step = 0;        // optimizer step the call belongs to (training), or the last step taken (evaluation)
   int64_t M = 0, N = 0, K = 0;
   bool trans_a = false, trans_b = false;
@@ -82,8 +84,10 @@ class GemmDispatcher {
 
 // The golden kernel: Eigen's GEMM, rows of C split over `threads` workers when
 // the product is large enough. Deterministic for a given thread count (each
-// row block is reduced by one thread in a fixed order); a different thread
-// count may round differently, which gives a run-to-run noise band.
+// row block is reduced by one thread in a fixed order). Splitting rows does not
+// change any element's reduction order as long as Eigen blocks K the same way
+// for every row block, which holds for the trainer's shapes (a 1- and a
+// 2-thread run give the same bits); Eigen does not promise it in general.
 class GoldenGemm final : public GemmDispatcher {
  public:
   explicit GoldenGemm(int threads = 1);
