@@ -76,14 +76,16 @@ inline float round_tf32(float x) {
 inline float round_bf16(float x) { return peat::hd::bf16_to_float(peat::hd::float_to_bf16(x)); }
 inline float round_f16(float x) { return peat::hd::f16_to_float(peat::hd::float_to_f16(x)); }
 
-float pairwise_sum(const float* p, int64_t n) {
+// Pairwise sum of p[0], p[stride], ..., p[(n-1) stride]: halves summed
+// recursively, leaves of up to 4 terms summed in order.
+float pairwise_sum(const float* p, int64_t n, int64_t stride) {
   if (n <= 4) {
     float s = 0.0f;
-    for (int64_t i = 0; i < n; ++i) s += p[i];
+    for (int64_t i = 0; i < n; ++i) s += p[i * stride];
     return s;
   }
   const int64_t half = n / 2;
-  return pairwise_sum(p, half) + pairwise_sum(p + half, n - half);
+  return pairwise_sum(p, half, stride) + pairwise_sum(p + half * stride, n - half, stride);
 }
 
 constexpr int64_t kTile = 32;
@@ -134,13 +136,19 @@ void peat_cand_pairwise(int ta, int tb, int64_t M, int64_t N, int64_t K, float a
                         const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   const Packed p = pack(ta, tb, M, N, K, A, lda, B, ldb, identity);
-  std::vector<float> products(static_cast<size_t>(K));
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      const float* a = p.row_a(i);
-      for (int64_t k = 0; k < K; ++k) products[k] = a[k] * p.b[k * N + j];
-      finish(pairwise_sum(products.data(), K), alpha, beta, C + i * ldc + j);
+  // The K products of a row i and 32 columns, k-major, then one pairwise sum per column.
+  std::vector<float> products(static_cast<size_t>(K * kTile));
+  for (int64_t i = 0; i < M; ++i) {
+    const float* a = p.row_a(i);
+    for (int64_t j0 = 0; j0 < N; j0 += kTile) {
+      const int64_t nj = std::min(kTile, N - j0);
+      for (int64_t k = 0; k < K; ++k) {
+        const float* b = p.row_b(k) + j0;
+        for (int64_t j = 0; j < nj; ++j) products[k * kTile + j] = a[k] * b[j];
+      }
+      for (int64_t j = 0; j < nj; ++j) finish(pairwise_sum(products.data() + j, K, kTile), alpha, beta, C + i * ldc + j0 + j);
     }
+  }
 }
 
 void peat_cand_bf16(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
@@ -157,13 +165,17 @@ void peat_cand_fp16acc(int ta, int tb, int64_t M, int64_t N, int64_t K, float al
                        const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   const Packed p = pack(ta, tb, M, N, K, A, lda, B, ldb, round_f16);
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      const float* a = p.row_a(i);
-      float acc = 0.0f;  // always holds an fp16 value
-      for (int64_t k = 0; k < K; ++k) acc = round_f16(acc + a[k] * p.b[k * N + j]);  // fp16 x fp16 is exact in fp32
-      finish(acc, alpha, beta, C + i * ldc + j);
+  std::vector<float> acc(static_cast<size_t>(N));  // fp16 accumulators (every value an fp16 value)
+  for (int64_t i = 0; i < M; ++i) {
+    const float* a = p.row_a(i);
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (int64_t k = 0; k < K; ++k) {
+      const float av = a[k];
+      const float* b = p.row_b(k);
+      for (int64_t j = 0; j < N; ++j) acc[j] = round_f16(acc[j] + av * b[j]);  // fp16 x fp16 is exact in fp32
     }
+    for (int64_t j = 0; j < N; ++j) finish(acc[j], alpha, beta, C + i * ldc + j);
+  }
 }
 
 void peat_cand_splitk_racy(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   std::string model_kind = "cnn", optimizer = "adam", checkpoint = "peat_train.ckpt", candidate, candidate_ops;
   int epochs = 4, finetune_epochs = 2, batch = 64, threads = 1, shift = 3;
   int64_t train_size = 8000, test_size = 2000, finetune_size = 4000;
-  float lr = 2e-3f, finetune_lr = 1e-3f, noise = 0.35f;
+  float lr = 2e-3f, finetune_lr = 3e-3f, noise = 0.35f;
   uint64_t seed = 1, order_seed = 0;
   app.add_option("--model", model_kind, "cnn or mlp")->check(CLI::IsMember({"cnn", "mlp"}));
   app.add_option("--optimizer", optimizer, "adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adam", "sgd"}));
