@@ -10,12 +10,13 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 using namespace peat_trainer;
 
 int main(int argc, char** argv) {
   CLI::App app{"peat_train: the PEAT example trainer (pretrain, checkpoint, finetune)"};
-  std::string model_kind = "cnn", optimizer = "adam", checkpoint = "peat_train.ckpt", candidate, candidate_ops;
+  std::string model_kind = "cnn", optimizer = "adam", checkpoint = "peat_train.ckpt", candidate, candidate_ops, steps_csv;
   int epochs = 4, finetune_epochs = 2, batch = 64, threads = 1, shift = 3;
   int64_t train_size = 8000, test_size = 2000, finetune_size = 4000;
   float lr = 2e-3f, finetune_lr = 3e-3f, noise = 0.35f;
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", checkpoint, "where the pretrained checkpoint is written");
   app.add_option("--candidate", candidate, "run a candidate GEMM 'path/libx.so:symbol' instead of the golden one");
   app.add_option("--candidate-ops", candidate_ops, "only for ops whose name contains this (default: all ops)");
+  app.add_option("--steps-csv", steps_csv, "write the per-step scalars (stage,step,epoch,loss,accuracy,lr) to this CSV file");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -67,6 +69,16 @@ int main(int argc, char** argv) {
                 candidate.empty() ? "" : ", candidate ", candidate.c_str());
 
     Trainer trainer(*model, *dispatcher);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, std::fclose);
+    if (!steps_csv.empty()) {
+      csv.reset(std::fopen(steps_csv.c_str(), "w"));
+      if (!csv) throw std::runtime_error("cannot write " + steps_csv);
+      std::fprintf(csv.get(), "stage,step,epoch,loss,accuracy,lr\n");
+      trainer.on_step = [&](const StepScalars& s) {
+        std::fprintf(csv.get(), "%.*s,%lld,%d,%.9g,%.6g,%.9g\n", static_cast<int>(s.stage.size()), s.stage.data(),
+                     static_cast<long long>(s.step), s.epoch + 1, s.loss, s.accuracy, s.lr);
+      };
+    }
     trainer.on_epoch = [&](const EpochResult& e) {
       std::printf("%-8s epoch %d  step %5lld  loss %.4f  acc %.4f  test_loss %.4f  test_acc %.4f  %.2f s\n", e.stage.c_str(), e.epoch + 1,
                   static_cast<long long>(e.steps), e.train_loss, e.train_accuracy, e.test.loss, e.test.accuracy, e.seconds);
