@@ -75,7 +75,7 @@ TEST_CASE("SGD with momentum and Adam follow their update rules", "[optim]") {
   CHECK_THROWS_WITH(make_optimizer("rmsprop"), Catch::Contains("unknown optimizer 'rmsprop'"));
 }
 
-TEST_CASE("checkpoints round-trip named tensors; bad files and shapes are refused with a message", "[checkpoint]") {
+TEST_CASE("checkpoints round-trip named tensors and bad files or shapes are refused with a message", "[checkpoint]") {
   auto model = make_cnn(16, 1, 4, 8, 16, 10, 3);
   const std::string path = temp_path("roundtrip.ckpt");
   save_checkpoint(path, model->state());
@@ -161,7 +161,7 @@ TEST_CASE("the CNN pretrains to >= 70% in 150 steps and finetunes a new head on 
   std::remove(path.c_str());
 }
 
-TEST_CASE("training is deterministic for a seed and thread split, batch order changes it; max_steps stops a stage", "[training]") {
+TEST_CASE("training is deterministic for a seed and thread split while another batch order changes it (max_steps stops a stage)", "[training]") {
   const Dataset train = make_shapes_dataset(640, 7), test = make_shapes_dataset(100, 8);
   auto run = [&](int threads, uint64_t order_seed) {
     auto model = make_cnn(16, 1, 8, 8, 16, 10, 9);
