@@ -355,6 +355,37 @@ TEST_CASE("GoldenGemm: transposes, leading dimensions, alpha, beta, thread split
   }
 }
 
+TEST_CASE("GoldenGemm refuses malformed calls naming the op and the field", "[seam]") {
+  GoldenGemm golden(1);
+  std::vector<float> A(12, 1.0f), B(12, 1.0f), C(9, 0.0f);
+  GemmCall c;
+  c.op = "fc9/fwd_gemm";
+  c.M = 3, c.N = 3, c.K = 4, c.A = A.data(), c.lda = 4, c.B = B.data(), c.ldb = 3, c.C = C.data(), c.ldc = 3;
+  golden.gemm(c);
+  CHECK(C[0] == 4.0f);
+  GemmCall bad = c;
+  bad.lda = 3;
+  CHECK_THROWS_WITH(golden.gemm(bad), Catch::Contains("'fc9/fwd_gemm'") && Catch::Contains("lda 3 too small for A"));
+  bad = c;
+  bad.trans_b = true;  // B^T needs ldb >= K = 4
+  CHECK_THROWS_WITH(golden.gemm(bad), Catch::Contains("ldb 3 too small for B^T"));
+  bad = c;
+  bad.ldc = 2;
+  CHECK_THROWS_WITH(golden.gemm(bad), Catch::Contains("ldc 2 < N"));
+  bad = c;
+  bad.K = -1;
+  CHECK_THROWS_WITH(golden.gemm(bad), Catch::Contains("negative dimension"));
+  bad = c;
+  bad.A = nullptr;
+  CHECK_THROWS_WITH(golden.gemm(bad), Catch::Contains("A or B is null"));
+  bad = c;
+  bad.K = 0;  // C = beta * C with beta = 0: zeros, A and B unused
+  bad.A = nullptr;
+  C.assign(9, 5.0f);
+  golden.gemm(bad);
+  CHECK(C[8] == 0.0f);
+}
+
 TEST_CASE("CandidateDispatcher: the selected ops run the candidate, the rest the fallback", "[seam]") {
   static int calls = 0;
   const CGemmFn fake = [](int, int, int64_t M, int64_t N, int64_t, float, const float*, int64_t, const float*, int64_t, float, float* C, int64_t ldc) {

@@ -142,7 +142,23 @@ GoldenGemm::GoldenGemm(int threads) : threads_(threads < 1 ? 1 : threads) {
 
 GoldenGemm::~GoldenGemm() = default;
 
+void check_gemm_call(const GemmCall& c) {
+  auto bad = [&](const std::string& what) {
+    throw std::invalid_argument("GEMM '" + std::string(c.op) + "': " + what + " (M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
+                                " K=" + std::to_string(c.K) + ")");
+  };
+  if (c.M < 0 || c.N < 0 || c.K < 0) bad("negative dimension");
+  if (c.M == 0 || c.N == 0) return;
+  if (c.C == nullptr) bad("C is null");
+  if (c.ldc < c.N) bad("ldc " + std::to_string(c.ldc) + " < N");
+  if (c.K == 0) return;
+  if (c.A == nullptr || c.B == nullptr) bad("A or B is null");
+  if (c.lda < (c.trans_a ? c.M : c.K)) bad("lda " + std::to_string(c.lda) + " too small for " + (c.trans_a ? "A^T" : "A"));
+  if (c.ldb < (c.trans_b ? c.K : c.N)) bad("ldb " + std::to_string(c.ldb) + " too small for " + (c.trans_b ? "B^T" : "B"));
+}
+
 void GoldenGemm::gemm(const GemmCall& c) {
+  check_gemm_call(c);
   if (c.M <= 0 || c.N <= 0) return;
   const int64_t work = c.M * c.N * (c.K > 0 ? c.K : 1);
   // Row blocks of at least 16 rows, and only for products worth a hand-off.

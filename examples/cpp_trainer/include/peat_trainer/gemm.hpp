@@ -68,6 +68,10 @@ struct GemmCall {
   int64_t ldc = 0;
 };
 
+// Throws std::invalid_argument naming the op and the field when a call is not
+// well formed (negative dimension, null operand, leading dimension too small).
+void check_gemm_call(const GemmCall& call);
+
 // The plain C GEMM signature the candidate kernels export (examples/candidates):
 // row-major float, same convention as GemmCall, trans flags 0/1.
 using CGemmFn = void (*)(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
@@ -88,6 +92,7 @@ class GemmDispatcher {
 // change any element's reduction order as long as Eigen blocks K the same way
 // for every row block, which holds for the trainer's shapes (a 1- and a
 // 2-thread run give the same bits); Eigen does not promise it in general.
+// Calls are checked with check_gemm_call first.
 class GoldenGemm final : public GemmDispatcher {
  public:
   explicit GoldenGemm(int threads = 1);
