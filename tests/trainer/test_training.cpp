@@ -15,6 +15,18 @@ using namespace peat_trainer;
 
 namespace {
 
+// Forwards to the golden GEMM and remembers the step of the last training call.
+struct StepSpy final : GemmDispatcher {
+  GoldenGemm golden{1};
+  int64_t last_training_step = -1;
+  int64_t mismatched_eval = 0;
+  void gemm(const GemmCall& c) override {
+    if (c.training) last_training_step = c.step;
+    else mismatched_eval += c.phase != Phase::Other;
+    golden.gemm(c);
+  }
+};
+
 std::string temp_path(const std::string& name) { return std::string(PEAT_TRAINER_TEST_DIR) + "/" + name; }
 
 std::vector<float> flat_params(Model& m) {
@@ -111,10 +123,16 @@ TEST_CASE("the CNN pretrains to >= 70% in 150 steps and finetunes a new head on 
   // Seed 1, 3200 training images, batch 64, Adam 2e-3: about 80% test accuracy after 150 steps (chance: 10%).
   const Dataset train = make_shapes_dataset(3200, 1), test = make_shapes_dataset(1000, 1000004);
   auto model = make_cnn(16, 1, 16, 32, 64, 10, 1);
-  GoldenGemm golden(1);
+  StepSpy golden;
   Trainer trainer(*model, golden);
   std::vector<StepScalars> steps;
-  trainer.on_step = [&](const StepScalars& s) { steps.push_back(s); };
+  int64_t step_mismatch = 0;
+  trainer.on_step = [&](const StepScalars& s) {
+    steps.push_back(s);
+    step_mismatch += s.step != golden.last_training_step;  // the scalars' step is the step its GEMMs carried
+  };
+  std::vector<int64_t> begun;
+  trainer.on_step_begin = [&](int64_t step) { begun.push_back(step); };
   int epochs_seen = 0;
   trainer.on_epoch = [&](const EpochResult&) { ++epochs_seen; };
   TrainConfig cfg;
@@ -131,11 +149,16 @@ TEST_CASE("the CNN pretrains to >= 70% in 150 steps and finetunes a new head on 
   // One scalar record per step, in order, with the cosine schedule from lr to lr/20.
   REQUIRE(steps.size() == 150);
   for (size_t i = 0; i < steps.size(); ++i) {
-    CHECK(steps[i].step == static_cast<int64_t>(i + 1));
+    CHECK(steps[i].step == static_cast<int64_t>(i));
     CHECK(std::isfinite(steps[i].loss));
     CHECK((steps[i].accuracy >= 0 && steps[i].accuracy <= 1));
     CHECK(steps[i].stage == "pretrain");
   }
+  CHECK(step_mismatch == 0);
+  CHECK(golden.mismatched_eval == 0);
+  REQUIRE(begun.size() == 150);
+  CHECK(begun.front() == 0);
+  CHECK(begun.back() == 149);  // the step index the step's GEMM calls carry, and on_step's
   CHECK(steps.front().lr == Approx(2e-3));
   CHECK(steps.back().lr == Approx(1e-4));
   CHECK(steps[75].lr < steps[74].lr);

@@ -69,16 +69,17 @@ std::vector<EpochResult> Trainer::fit(const Dataset& train, const Dataset& test,
       // Cosine decay from lr to lr/20 over the stage.
       const double progress = total > 1 ? static_cast<double>(taken) / static_cast<double>(total - 1) : 0.0;
       const double lr = config.lr * (0.05 + 0.95 * 0.5 * (1.0 + std::cos(3.141592653589793 * progress)));
+      if (on_step_begin) on_step_begin(step_);
       Context ctx{dispatcher_, step_, true};
       const auto r = softmax_cross_entropy(model_->forward(ctx, x), y.data(), &dlogits);
       model_->backward(ctx, dlogits);
       auto params = model_->params();
       optimizer->step(params, static_cast<float>(lr));
-      ++step_;
       loss_sum += r.loss * static_cast<double>(count);
       correct += r.correct;
       seen += count;
       if (on_step) on_step(StepScalars{config.stage, step_, epoch, r.loss, static_cast<double>(r.correct) / static_cast<double>(count), lr});
+      ++step_;
     }
     EpochResult e;
     e.stage = config.stage;

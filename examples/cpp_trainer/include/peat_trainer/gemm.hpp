@@ -50,6 +50,8 @@ const char* role_name(GemmRole role) noexcept;
 // One GEMM invocation. Pointers are borrowed for the duration of the call only:
 // a dispatcher that keeps operands (a profiler) must copy them.
 struct GemmCall {
+  // op and layer view NUL-terminated strings owned by the model for its lifetime,
+  // so op.data() may be handed to a C API as a string.
   std::string_view op;     // unique op name, stable for the run: "conv1/fwd_gemm", "fc1/wgrad_gemm"
   std::string_view layer;  // layer (module) path: "conv1", "head"
   uint32_t op_index = 0;   // index of `op` in Model::op_names(): lets a dispatcher map to its own ids without hashing

@@ -25,7 +25,7 @@ struct TrainConfig {
 // Per-step scalars, handed to the step callback after each optimizer step.
 struct StepScalars {
   std::string_view stage;
-  int64_t step = 0;   // global optimizer step (counts across stages), the step just taken
+  int64_t step = 0;   // index of the step just taken (0-based, counts across stages): the GemmCall::step of its GEMMs
   int epoch = 0;
   double loss = 0;    // mean batch loss
   double accuracy = 0;  // batch accuracy in [0, 1]
@@ -39,7 +39,7 @@ struct Evaluation {
 struct EpochResult {
   std::string stage;
   int epoch = 0;
-  int64_t steps = 0;  // global step at the end of the epoch
+  int64_t steps = 0;  // steps taken (across stages) at the end of the epoch
   double train_loss = 0, train_accuracy = 0;  // averaged over the epoch's batches
   Evaluation test;
   double seconds = 0;  // wall time of the epoch's training (not the evaluation)
@@ -51,12 +51,14 @@ class Trainer {
   Trainer(Model& model, GemmDispatcher& dispatcher) : model_(&model), dispatcher_(&dispatcher) {}
   void set_dispatcher(GemmDispatcher& dispatcher) noexcept { dispatcher_ = &dispatcher; }
   void set_model(Model& model) noexcept { model_ = &model; }
-  std::function<void(const StepScalars&)> on_step;   // optional
+  std::function<void(int64_t step)> on_step_begin;   // optional: before a training step's first GEMM (its GemmCall::step)
+  std::function<void(const StepScalars&)> on_step;   // optional: after the optimizer update
   std::function<void(const EpochResult&)> on_epoch;  // optional
 
   // Trains for config.epochs over `train` (evaluating on `test` after each epoch).
   std::vector<EpochResult> fit(const Dataset& train, const Dataset& test, const TrainConfig& config);
   Evaluation evaluate(const Dataset& data, int batch = 256);
+  // Steps taken so far (across stages) = the index the next step will have.
   int64_t step() const noexcept { return step_; }
 
  private:
