@@ -140,4 +140,6 @@ const peat_backend_api_t kCpuTable = [] {
 
 const peat_backend_api_t* cpu_backend_table() noexcept { return &kCpuTable; }
 
+void cpu_backend_set_error(std::string message) noexcept { t_cpu_error = std::move(message); }
+
 }  // namespace peat
