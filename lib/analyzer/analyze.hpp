@@ -6,6 +6,7 @@
 
 #include <peat/analyzer.h>
 
+#include "core/dtype.hpp"
 #include "core/tensor_view.hpp"
 
 namespace peat::analyzer {
@@ -22,6 +23,13 @@ struct ResolvedConfig {
   int num_threads = 0;
 };
 ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_config_t& config);
+
+// Fills the spatial-view part of `resolved` (rows, cols, tile grid). Throws
+// INVALID_ARGUMENT when the view does not divide the tensor.
+void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& resolved);
+
+// The default rtol/atol of a dtype (see peat_default_tolerance).
+void default_tolerance(Float f, double& rtol, double& atol);
 
 // Computes the signature of (golden, candidate) into `out` (overwritten, its
 // struct_size set to sizeof(peat_signature_t)). When `map` is not null it is
@@ -48,13 +56,10 @@ void release_map(peat_spatial_map_t& map) noexcept;
 
 // The backend table's signature_accumulate entry for host memory (the CPU
 // backend's slot): analyzes and merges into *inout_signature / *inout_map.
-// Never throws; reports through the CPU backend's last-error convention.
+// Never throws; a failure's message goes to the CPU backend's last_error().
 peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* candidate,
                                        const struct peat_signature_config* config,
                                        struct peat_signature* inout_signature,
                                        struct peat_spatial_map* inout_map, void* stream) noexcept;
-
-// The message of the last failed cpu_signature_accumulate on this thread.
-const char* cpu_signature_last_error() noexcept;
 
 }  // namespace peat::analyzer
