@@ -265,7 +265,9 @@ PEAT_HD void sum_add(peat_sum_t& s, double x) {
   const double bp = hi - s.hi;
   const double err = (s.hi - (hi - bp)) + (x - bp);
   s.hi = hi;
-  s.lo += err;
+  // Once hi overflows (or is NaN) the error term is meaningless: keep lo finite
+  // so that hi + lo reads as hi.
+  if (hi - hi == 0) s.lo += err;
 }
 // Merges two compensated sums; symmetric in its arguments (commutative), and
 // renormalised so that hi is the nearest double to hi + lo.
@@ -273,6 +275,11 @@ PEAT_HD void sum_merge(peat_sum_t& into, const peat_sum_t& from) {
   const double hi = into.hi + from.hi;
   const double bp = hi - into.hi;
   const double err = (into.hi - (hi - bp)) + (from.hi - bp);
+  if (hi - hi != 0) {  // Inf or NaN: no error term
+    into.hi = hi;
+    into.lo = 0;
+    return;
+  }
   const double lo = (into.lo + from.lo) + err;
   into.hi = hi + lo;
   into.lo = lo - (into.hi - hi);

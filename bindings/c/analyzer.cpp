@@ -111,9 +111,8 @@ PEAT_API peat_status_t peat_analyze(const DLTensor* golden, const DLTensor* cand
     const peat::TensorView g = peat::make_view(golden, "golden");
     const peat::TensorView c = peat::make_view(candidate, "candidate");
     if (out_map) peat::analyzer::check_map_size(*out_map, "out_map");
-    peat_signature_t result = peat::analyzer::empty_signature();
-    peat::analyzer::analyze(g, c, cfg, result, out_map);
-    *out_signature = result;
+    // analyze() writes *out_signature only once it has succeeded.
+    peat::analyzer::analyze(g, c, cfg, *out_signature, out_map);
   });
 }
 
@@ -140,7 +139,7 @@ PEAT_API peat_status_t peat_analyze_accumulate(const DLTensor* golden, const DLT
       peat_spatial_map_t* map;
       ~Release() { peat::analyzer::release_map(*map); }
     } release{&map_piece};
-    peat::analyzer::analyze(g, c, cfg, piece, &map_piece);
+    peat::analyzer::analyze_piece(g, c, cfg, piece, &map_piece);
     peat::analyzer::merge(merged, piece);
     peat::analyzer::merge_map(*inout_map, map_piece);
     *inout_signature = merged;

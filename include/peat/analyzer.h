@@ -175,7 +175,9 @@ typedef struct peat_signature_config {
   int64_t spatial_rows;       /* 2-D view for the spatial map: rows x cols. Both 0 (default):
                                  cols = the last dimension (1 for a 0-d tensor), rows = the
                                  element count / cols. Otherwise rows * cols must equal the
-                                 element count (or cover index_base + count for a piece) */
+                                 element count; with index_base > 0, or in
+                                 peat_analyze_accumulate (pieces of a larger
+                                 output), it must cover index_base + count */
   int64_t spatial_cols;       /* see spatial_rows */
   int64_t tile_rows;          /* tile height of the per-tile counts, >= 1; default 32 */
   int64_t tile_cols;          /* tile width of the per-tile counts, >= 1; default 32 */

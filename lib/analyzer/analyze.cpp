@@ -58,10 +58,24 @@ T load(const std::byte* base, int64_t offset) {
 // the compensated sums once per chunk; the ratio moments use a shifted
 // one-pass form (shift = the chunk's first ratio) folded in by Chan's rule.
 struct ChunkSums {
+  static constexpr int64_t kFoldEvery = 1024;  // plain sums run over at most this many elements
+  int64_t pending = 0;
   double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
   uint64_t ratio_n = 0;
   double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
 };
+
+// Folds the plain sums into the compensated ones and clears them.
+void fold_plain(peat_signature_t& s, ChunkSums& sums) {
+  hd::sum_add(s.sum_error, sums.err);
+  hd::sum_add(s.sum_abs_error, sums.abs_err);
+  hd::sum_add(s.sum_sq_error, sums.sq_err);
+  hd::sum_add(s.sum_sq_golden, sums.sq_g);
+  hd::sum_add(s.sum_sq_candidate, sums.sq_c);
+  hd::sum_add(s.sum_golden_candidate, sums.gc);
+  sums.err = sums.abs_err = sums.sq_err = sums.sq_g = sums.sq_c = sums.gc = 0;
+  sums.pending = 0;
+}
 
 template <typename G, typename C, bool kMap>
 void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const std::byte* cbase, int64_t c_off,
@@ -70,7 +84,9 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
   using GB = typename G::Bits;
   using CB = typename C::Bits;
   const double rtol = cfg.rtol, atol = cfg.atol, ratio_min_abs = cfg.ratio_min_abs;
-  for (int64_t j = 0; j < n; ++j) {
+  for (int64_t j0 = 0; j0 < n;) {
+  const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
+  for (int64_t j = j0; j < j1; ++j) {
     const GB gb = load<GB>(gbase, g_off + j * g_stride);
     GB cb;
     if constexpr (std::is_same_v<G, C>) {
@@ -136,16 +152,15 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
       if (f & want) record_mismatch(*map, *target, index);
     }
   }
+  sums.pending += j1 - j0;
+  if (sums.pending >= ChunkSums::kFoldEvery) fold_plain(s, sums);
+  j0 = j1;
+  }
   s.count += static_cast<uint64_t>(n);
 }
 
-void fold_sums(peat_signature_t& s, const ChunkSums& sums) {
-  hd::sum_add(s.sum_error, sums.err);
-  hd::sum_add(s.sum_abs_error, sums.abs_err);
-  hd::sum_add(s.sum_sq_error, sums.sq_err);
-  hd::sum_add(s.sum_sq_golden, sums.sq_g);
-  hd::sum_add(s.sum_sq_candidate, sums.sq_c);
-  hd::sum_add(s.sum_golden_candidate, sums.gc);
+void fold_sums(peat_signature_t& s, ChunkSums& sums) {
+  fold_plain(s, sums);
   if (sums.ratio_n > 0) {
     const double n = static_cast<double>(sums.ratio_n);
     const double mean_d = sums.ratio_s1 / n;
@@ -330,7 +345,7 @@ ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_con
   return r;
 }
 
-void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& r) {
+void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& r, bool piece) {
   if (config.spatial_rows < 0 || config.spatial_cols < 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "config.spatial_rows/spatial_cols are negative ({} x {})", config.spatial_rows,
          config.spatial_cols);
@@ -347,7 +362,7 @@ void resolve_spatial(const TensorView& golden, const peat_signature_config_t& co
   if (cols == 0 || rows > std::numeric_limits<int64_t>::max() / cols)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "config: spatial view {} x {} is empty or too large", rows, cols);
   const int64_t cells = rows * cols;
-  if (r.index_base == 0 ? cells != golden.numel : cells < needed)
+  if ((r.index_base == 0 && !piece) ? cells != golden.numel : cells < needed)
     fail(PEAT_STATUS_INVALID_ARGUMENT,
          "config: spatial view {} x {} ({} elements) does not divide the tensor of {} elements (index_base {})", rows,
          cols, cells, golden.numel, r.index_base);
@@ -366,8 +381,9 @@ void default_tolerance(Float f, double& rtol, double& atol) {
   }
 }
 
-void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
-             peat_signature_t& out, peat_spatial_map_t* map) {
+namespace {
+void analyze_impl(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+                  peat_signature_t& out, peat_spatial_map_t* map, bool piece) {
   require_same_shape(golden, "golden", candidate, "candidate");
   const Float gf = require_float(golden.dtype, "golden");
   const Float cf = require_float(candidate.dtype, "candidate");
@@ -380,7 +396,7 @@ void analyze(const TensorView& golden, const TensorView& candidate, const peat_s
          static_cast<int>(candidate.device.device_type));
   ResolvedConfig cfg = resolve_config(golden, config);
   if (map) {
-    resolve_spatial(golden, config, cfg);
+    resolve_spatial(golden, config, cfg, piece);
     prepare_map(*map, cfg, &out, sizeof(out));
   }
   switch (gf) {
@@ -389,6 +405,17 @@ void analyze(const TensorView& golden, const TensorView& candidate, const peat_s
     case Float::F32: dispatch_candidate<hd::FormatF32>(cf, golden, candidate, cfg, out, map); break;
     case Float::F64: dispatch_candidate<hd::FormatF64>(cf, golden, candidate, cfg, out, map); break;
   }
+}
+}  // namespace
+
+void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+             peat_signature_t& out, peat_spatial_map_t* map) {
+  analyze_impl(golden, candidate, config, out, map, false);
+}
+
+void analyze_piece(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+                   peat_signature_t& out, peat_spatial_map_t* map) {
+  analyze_impl(golden, candidate, config, out, map, true);
 }
 
 void merge(peat_signature_t& into, const peat_signature_t& from) {

@@ -36,7 +36,7 @@ peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* c
       peat_spatial_map_t map_piece;
       peat_spatial_map_init(&map_piece);
       try {
-        analyze(g, c, cfg, piece, &map_piece);
+        analyze_piece(g, c, cfg, piece, &map_piece);
         merge(merged, piece);
         merge_map(*inout_map, map_piece);
       } catch (...) {
