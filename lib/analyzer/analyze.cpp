@@ -11,6 +11,7 @@
 #include "analyzer/analyze.hpp"
 
 #include "analyzer/map.hpp"
+#include "analyzer/simd_f32.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -77,6 +78,71 @@ void fold_plain(peat_signature_t& s, ChunkSums& sums) {
   sums.pending = 0;
 }
 
+F32FastParams fast_params(const ResolvedConfig& cfg, bool map) {
+  F32FastParams p;
+  p.rtol = cfg.rtol;
+  p.atol = cfg.atol;
+  float f = static_cast<float>(cfg.ratio_min_abs);
+  if (static_cast<double>(f) < cfg.ratio_min_abs) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  p.ratio_min_abs = f;
+  p.stop_on_tolerance_fail = map;
+  return p;
+}
+
+F32FastState fast_state(peat_signature_t& s, const ChunkSums& sums) {
+  F32FastState st;
+  st.max_abs = s.max_abs_error;
+  st.max_abs_index = s.max_abs_error_index;
+  st.max_abs_g = s.max_abs_error_golden;
+  st.max_abs_c = s.max_abs_error_candidate;
+  st.max_rel = s.max_rel_error;
+  st.max_rel_index = s.max_rel_error_index;
+  st.max_abs_golden = s.max_abs_golden;
+  st.sum_e = sums.err;
+  st.sum_abs = sums.abs_err;
+  st.sum_e2 = sums.sq_err;
+  st.sum_g2 = sums.sq_g;
+  st.sum_c2 = sums.sq_c;
+  st.sum_gc = sums.gc;
+  st.ratio_n = sums.ratio_n;
+  st.ratio_shift = sums.ratio_shift;
+  st.ratio_s1 = sums.ratio_s1;
+  st.ratio_s2 = sums.ratio_s2;
+  st.ratio_min = sums.ratio_min;
+  st.ratio_max = sums.ratio_max;
+  st.ulp_hist = s.ulp_hist;
+  st.rel_hist = s.rel_hist;
+  st.xor_bit_hist = s.xor_bit_hist;
+  st.popcount_hist = s.xor_popcount_hist;
+  return st;
+}
+
+void store_fast_state(const F32FastState& st, peat_signature_t& s, ChunkSums& sums) {
+  s.bitwise_mismatch_count += st.bitwise;
+  s.value_mismatch_count += st.bitwise;  // ordinary pairs: finite, non-zero, so value and bits differ together
+  s.tolerance_fail_count += st.tolerance_fail;
+  s.finite_count += st.finite;
+  s.max_abs_error = st.max_abs;
+  s.max_abs_error_index = st.max_abs_index;
+  s.max_abs_error_golden = st.max_abs_g;
+  s.max_abs_error_candidate = st.max_abs_c;
+  s.max_rel_error = st.max_rel;
+  s.max_rel_error_index = st.max_rel_index;
+  s.max_abs_golden = st.max_abs_golden;
+  sums.err = st.sum_e;
+  sums.abs_err = st.sum_abs;
+  sums.sq_err = st.sum_e2;
+  sums.sq_g = st.sum_g2;
+  sums.sq_c = st.sum_c2;
+  sums.gc = st.sum_gc;
+  sums.ratio_n = st.ratio_n;
+  sums.ratio_shift = st.ratio_shift;
+  sums.ratio_s1 = st.ratio_s1;
+  sums.ratio_s2 = st.ratio_s2;
+  sums.ratio_min = st.ratio_min;
+  sums.ratio_max = st.ratio_max;
+}
+
 template <typename G, typename C, bool kMap>
 void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const std::byte* cbase, int64_t c_off,
                  int64_t c_stride, int64_t n, int64_t index0, const ResolvedConfig& cfg, peat_signature_t& s,
@@ -84,9 +150,8 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
   using GB = typename G::Bits;
   using CB = typename C::Bits;
   const double rtol = cfg.rtol, atol = cfg.atol, ratio_min_abs = cfg.ratio_min_abs;
-  for (int64_t j0 = 0; j0 < n;) {
-  const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
-  for (int64_t j = j0; j < j1; ++j) {
+  auto scalar_range = [&](int64_t ja, int64_t jb) {
+  for (int64_t j = ja; j < jb; ++j) {
     const GB gb = load<GB>(gbase, g_off + j * g_stride);
     GB cb;
     if constexpr (std::is_same_v<G, C>) {
@@ -152,9 +217,32 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
       if (f & want) record_mismatch(*map, *target, index);
     }
   }
-  sums.pending += j1 - j0;
-  if (sums.pending >= ChunkSums::kFoldEvery) fold_plain(s, sums);
-  j0 = j1;
+  };
+  // The SIMD fast path: f32 against f32, both contiguous.
+  constexpr bool kF32 = std::is_same_v<G, hd::FormatF32> && std::is_same_v<C, hd::FormatF32>;
+  const bool fast = kF32 && g_stride == 1 && c_stride == 1 && (!kMap || cfg.map_mismatch == PEAT_MISMATCH_TOLERANCE);
+  for (int64_t j0 = 0; j0 < n;) {
+    const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
+    if (fast) {
+      const auto* g32 = reinterpret_cast<const uint32_t*>(gbase) + g_off;
+      const auto* c32 = reinterpret_cast<const uint32_t*>(cbase) + c_off;
+      const int64_t lanes = f32_fast_lanes();
+      int64_t j = j0;
+      while (j < j1) {
+        F32FastState st = fast_state(s, sums);
+        const int64_t done = f32_fast(g32 + j, c32 + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
+        if (done > 0) store_fast_state(st, s, sums);
+        j += done;
+        const int64_t k = std::min(j1, j + lanes);  // the vector that stopped the fast path
+        scalar_range(j, k);
+        j = k;
+      }
+    } else {
+      scalar_range(j0, j1);
+    }
+    sums.pending += j1 - j0;
+    if (sums.pending >= ChunkSums::kFoldEvery) fold_plain(s, sums);
+    j0 = j1;
   }
   s.count += static_cast<uint64_t>(n);
 }

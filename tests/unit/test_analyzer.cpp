@@ -927,3 +927,43 @@ TEST_CASE("CPU backend signature_accumulate slot", "[analyzer][backend]") {
   CHECK(std::string(api->last_error()).find("candidate") != std::string::npos);
   CHECK(s.count == 8);
 }
+
+TEST_CASE("f32 SIMD fast path equals the reference (rounding-level data, rare specials)", "[analyzer][simd]") {
+  std::mt19937_64 rng(23);
+  const std::size_t n = 300000;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> ulps(-5, 5);
+  std::vector<uint64_t> gw(n), cw(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    float g = static_cast<float>(normal(rng));
+    if (i % 5000 == 17) g = std::ldexp(1.5f, -126);  // near the smallest normal: error may be subnormal
+    uint32_t gb;
+    std::memcpy(&gb, &g, 4);
+    uint32_t cb = gb + static_cast<uint32_t>(ulps(rng));
+    if (i % 7919 == 3) cb = gb ^ 0x00200000u;              // large: fails the tolerance
+    if (i % 104729 == 5) cb = 0x7FC00000u;                 // NaN
+    if (i % 50021 == 9) cb = 0;                            // dropped
+    if (i % 65536 == 65535) cb = gb ^ 0x80000000u;         // sign flip at a chunk end
+    gw[i] = gb;
+    cw[i] = cb;
+  }
+  const Tensor g(Fmt::F32, gw, {600, 500}), c(Fmt::F32, cw, {600, 500});
+  auto cfg = default_config();
+  const auto s = run(g, c, cfg);
+  const auto ref = reference(Fmt::F32, gw, cw, s.rtol, s.atol, static_cast<double>(std::numeric_limits<float>::min()));
+  check_against(s, ref);
+  CHECK(s.tolerance_fail_count > 30);
+  // A larger ratio threshold and tighter tolerance take other branches.
+  cfg.ratio_min_abs = 0.5;
+  cfg.rtol = 2e-7;
+  cfg.atol = 0;
+  const auto s2 = run(g, c, cfg);
+  check_against(s2, reference(Fmt::F32, gw, cw, 2e-7, 0, 0.5));
+  // With the spatial map (tolerance criterion), vectors with failures go scalar.
+  peat_spatial_map_t map;
+  peat_spatial_map_init(&map);
+  const auto s3 = run(g, c, default_config(), &map);
+  check_against(s3, ref);
+  CHECK(map.mismatch_count == s3.tolerance_fail_count);
+  peat_spatial_map_release(&map);
+}

@@ -1,0 +1,252 @@
+// SIMD fast path of the f32 signature (see simd_f32.hpp), compiled once per
+// Highway target and dispatched at run time.
+//
+// Floating-point contraction is off in this file: the tolerance test
+// |e| > atol + rtol |g| must round exactly as the scalar definition does
+// (a fused multiply-add would change which pairs fail at the boundary).
+#pragma GCC optimize("fp-contract=off")
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "analyzer/simd_f32.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "analyzer/simd_f32.hpp"
+
+#include <cmath>
+#include <cstring>
+
+HWY_BEFORE_NAMESPACE();
+namespace peat::analyzer {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+// Adds the buckets of one vector to a histogram: lanes that fall in a window
+// of four buckets starting at `base` are counted with compares; otherwise the
+// lanes are counted one by one and the window moves to the last lane's bucket.
+template <class DI, class VI>
+HWY_INLINE void add_buckets(DI di, VI b, int32_t& base, uint64_t* hist) {
+  const auto rel = hn::BitCast(hn::RebindToUnsigned<DI>(), hn::Sub(b, hn::Set(di, base)));
+  const auto in_window = hn::Lt(rel, hn::Set(hn::RebindToUnsigned<DI>(), 4u));
+  const size_t lanes = hn::Lanes(di);
+  if (hn::CountTrue(hn::RebindToUnsigned<DI>(), in_window) == lanes) {
+    for (int32_t k = 0; k < 4; ++k) hist[base + k] += hn::CountTrue(di, hn::Eq(b, hn::Set(di, base + k)));
+    return;
+  }
+  HWY_ALIGN int32_t buf[hn::MaxLanes(di)];
+  hn::Store(b, di, buf);
+  for (size_t j = 0; j < lanes; ++j) hist[buf[j]] += 1;
+  base = buf[lanes - 1] > 0 ? buf[lanes - 1] - 1 : 0;
+}
+#endif
+
+int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
+                const F32FastParams& p, F32FastState& s) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane cannot be split into halves: the scalar path does everything.
+  (void)g, (void)c, (void)n, (void)index0, (void)p, (void)s;
+  return 0;
+#else
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Half<decltype(df)> dfh;
+  const hn::Rebind<double, decltype(dfh)> dd;
+  using VU = hn::Vec<decltype(du)>;
+  using VD = hn::Vec<decltype(dd)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  if (n < N) return 0;
+
+  const VU abs_mask = hn::Set(du, 0x7FFFFFFFu), sign_mask = hn::Set(du, 0x80000000u);
+  const VU inf_bits = hn::Set(du, 0x7F800000u), min_normal = hn::Set(du, 0x00800000u);
+  const auto half = hn::Set(df, 0.5f), two = hn::Set(df, 2.0f);
+  const auto ratio_min = hn::Set(df, p.ratio_min_abs);
+  const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
+
+  VD se = hn::Zero(dd), sa = hn::Zero(dd), se2 = hn::Zero(dd), sg2 = hn::Zero(dd), sc2 = hn::Zero(dd),
+     sgc = hn::Zero(dd);
+  VD rs1 = hn::Zero(dd), rs2 = hn::Zero(dd);
+  auto vmax_g = hn::Zero(df);
+  uint64_t bitwise = 0, fails = 0;
+  int32_t ulp_base = 0, rel_base = 40, pop_base = 0;
+
+  // Byte-lane bit counters of the XOR word: byte j of xacc[k] counts bit 8j+k.
+  VU xacc[8];
+  for (auto& a : xacc) a = hn::Zero(du);
+  int xpending = 0;
+  auto flush_xor = [&] {
+    HWY_ALIGN uint32_t buf[hn::MaxLanes(du)];
+    for (int k = 0; k < 8; ++k) {
+      hn::Store(xacc[k], du, buf);
+      for (int64_t j = 0; j < N; ++j)
+        for (int byte = 0; byte < 4; ++byte) s.xor_bit_hist[8 * byte + k] += (buf[j] >> (8 * byte)) & 0xFFu;
+      xacc[k] = hn::Zero(du);
+    }
+    xpending = 0;
+  };
+
+  // Thresholds for screening the maxima: a lane can beat the running maximum
+  // only if its f32 value reaches them (confirmed in double below).
+  auto floor_float = [](double x) {
+    float f = static_cast<float>(x);
+    if (static_cast<double>(f) > x) f = std::nextafter(f, -INFINITY);
+    return f;
+  };
+  float t_abs = s.max_abs_index < 0 ? -1.0f : floor_float(s.max_abs);
+  float t_rel = s.max_rel_index < 0 ? -1.0f : floor_float(s.max_rel * (1.0 - 0x1p-22));
+  bool have_shift = s.ratio_n > 0;
+  VD vshift = hn::Set(dd, s.ratio_shift);
+  VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
+
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const VU gb = hn::LoadU(du, g + i), cb = hn::LoadU(du, c + i);
+    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
+    const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
+    const auto agf = hn::BitCast(df, ga), acf = hn::BitCast(df, ca);
+    const auto e = hn::Sub(cf, gf);
+    const auto ae = hn::Abs(e);
+    const VU aeb = hn::BitCast(du, ae);
+    auto ok = hn::And(hn::Lt(ga, inf_bits), hn::Lt(ca, inf_bits));
+    ok = hn::And(ok, hn::Not(hn::Lt(ga, min_normal)));
+    ok = hn::And(ok, hn::Eq(hn::And(hn::Xor(gb, cb), sign_mask), hn::Zero(du)));
+    ok = hn::And(ok, hn::RebindMask(du, hn::And(hn::Ge(acf, hn::Mul(agf, half)), hn::Le(acf, hn::Mul(agf, two)))));
+    ok = hn::And(ok, hn::RebindMask(du, hn::Ge(agf, ratio_min)));
+    ok = hn::And(ok, hn::Or(hn::Eq(aeb, hn::Zero(du)), hn::Not(hn::Lt(aeb, min_normal))));
+    if (!hn::AllTrue(du, ok)) break;
+
+    // Tolerance, in double: |e| > atol + rtol |g|.
+    const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+    const VD c_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, cf)), c_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, cf));
+    const VD e_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, e)), e_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, e));
+    const VD ae_lo = hn::Abs(e_lo), ae_hi = hn::Abs(e_hi);
+    const auto fail_lo = hn::Gt(ae_lo, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
+    const auto fail_hi = hn::Gt(ae_hi, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
+    const size_t nfail = hn::CountTrue(dd, fail_lo) + hn::CountTrue(dd, fail_hi);
+    if (nfail != 0 && p.stop_on_tolerance_fail) break;
+    fails += nfail;
+    bitwise += hn::CountTrue(du, hn::Ne(gb, cb));
+
+    // Sums (products of f32 values are exact in double).
+    se = hn::Add(se, hn::Add(e_lo, e_hi));
+    sa = hn::Add(sa, hn::Add(ae_lo, ae_hi));
+    se2 = hn::Add(se2, hn::Add(hn::Mul(e_lo, e_lo), hn::Mul(e_hi, e_hi)));
+    sg2 = hn::Add(sg2, hn::Add(hn::Mul(g_lo, g_lo), hn::Mul(g_hi, g_hi)));
+    sc2 = hn::Add(sc2, hn::Add(hn::Mul(c_lo, c_lo), hn::Mul(c_hi, c_hi)));
+    sgc = hn::Add(sgc, hn::Add(hn::Mul(g_lo, c_lo), hn::Mul(g_hi, c_hi)));
+    vmax_g = hn::Max(vmax_g, agf);
+
+    // Ratio c / g in double.
+    const VD r_lo = hn::Div(c_lo, g_lo), r_hi = hn::Div(c_hi, g_hi);
+    if (!have_shift) {
+      s.ratio_shift = hn::GetLane(r_lo);
+      vshift = hn::Set(dd, s.ratio_shift);
+      rmin = rmax = vshift;
+      have_shift = true;
+    }
+    const VD d_lo = hn::Sub(r_lo, vshift), d_hi = hn::Sub(r_hi, vshift);
+    rs1 = hn::Add(rs1, hn::Add(d_lo, d_hi));
+    rs2 = hn::Add(rs2, hn::Add(hn::Mul(d_lo, d_lo), hn::Mul(d_hi, d_hi)));
+    rmin = hn::Min(rmin, hn::Min(r_lo, r_hi));
+    rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
+
+    // Maxima: screen in f32, confirm in double, lane by lane in index order.
+    const auto relf = hn::Div(ae, agf);
+    if (!hn::AllFalse(df, hn::Gt(ae, hn::Set(df, t_abs))) || !hn::AllFalse(df, hn::Ge(relf, hn::Set(df, t_rel)))) {
+      for (int64_t j = 0; j < N; ++j) {
+        float gv, cv;
+        std::memcpy(&gv, &g[i + j], 4);
+        std::memcpy(&cv, &c[i + j], 4);
+        const double gd = gv, cd = cv, a = std::fabs(cd - gd), rel = a / std::fabs(gd);
+        if (s.max_abs_index < 0 || a > s.max_abs) {
+          s.max_abs = a;
+          s.max_abs_index = index0 + i + j;
+          s.max_abs_g = gd;
+          s.max_abs_c = cd;
+        }
+        if (s.max_rel_index < 0 || rel > s.max_rel) {
+          s.max_rel = rel;
+          s.max_rel_index = index0 + i + j;
+        }
+      }
+      t_abs = floor_float(s.max_abs);
+      t_rel = floor_float(s.max_rel * (1.0 - 0x1p-22));
+    }
+
+    // ULP distance (same sign: difference of magnitudes, < 2^24, exact as a
+    // float): bucket = floor(log2 d) + 1, 0 for d == 0.
+    const auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
+    const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
+    const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
+    add_buckets(di, ulp_bucket, ulp_base, s.ulp_hist);
+
+    // Relative error bucket: floor(log2 |e|/|g|) = E_e - E_g - (frac_e < frac_g).
+    const VU frac_mask = hn::Set(du, 0x007FFFFFu);
+    const auto exp_e = hn::BitCast(di, hn::ShiftRight<23>(aeb)), exp_g = hn::BitCast(di, hn::ShiftRight<23>(ga));
+    const auto borrow = hn::IfThenElseZero(hn::RebindMask(di, hn::Lt(hn::And(aeb, frac_mask), hn::And(ga, frac_mask))),
+                                           hn::Set(di, 1));
+    auto k = hn::Sub(hn::Sub(exp_e, exp_g), borrow);  // >= -48 for ordinary pairs, < 1
+    auto rel_bucket = hn::Add(k, hn::Set(di, 66));
+    rel_bucket = hn::IfThenElse(hn::Lt(k, hn::Set(di, -64)), hn::Set(di, 1), rel_bucket);
+    rel_bucket = hn::IfThenElse(hn::Gt(k, hn::Set(di, -1)), hn::Set(di, 66), rel_bucket);
+    rel_bucket = hn::IfThenElseZero(hn::RebindMask(di, hn::Ne(aeb, hn::Zero(du))), rel_bucket);
+    add_buckets(di, rel_bucket, rel_base, s.rel_hist);
+
+    // XOR bit positions and popcount.
+    const VU x = hn::Xor(gb, cb);
+    const VU ones = hn::Set(du, 0x01010101u);
+    xacc[0] = hn::Add(xacc[0], hn::And(x, ones));
+    xacc[1] = hn::Add(xacc[1], hn::And(hn::ShiftRight<1>(x), ones));
+    xacc[2] = hn::Add(xacc[2], hn::And(hn::ShiftRight<2>(x), ones));
+    xacc[3] = hn::Add(xacc[3], hn::And(hn::ShiftRight<3>(x), ones));
+    xacc[4] = hn::Add(xacc[4], hn::And(hn::ShiftRight<4>(x), ones));
+    xacc[5] = hn::Add(xacc[5], hn::And(hn::ShiftRight<5>(x), ones));
+    xacc[6] = hn::Add(xacc[6], hn::And(hn::ShiftRight<6>(x), ones));
+    xacc[7] = hn::Add(xacc[7], hn::And(hn::ShiftRight<7>(x), ones));
+    if (++xpending == 255) flush_xor();
+    add_buckets(di, hn::BitCast(di, hn::PopulationCount(x)), pop_base, s.popcount_hist);
+  }
+  if (xpending > 0) flush_xor();
+  if (i == 0) return 0;
+
+  s.count += static_cast<uint64_t>(i);
+  s.finite += static_cast<uint64_t>(i);
+  s.bitwise += bitwise;
+  s.tolerance_fail += fails;
+  s.sum_e += hn::GetLane(hn::SumOfLanes(dd, se));
+  s.sum_abs += hn::GetLane(hn::SumOfLanes(dd, sa));
+  s.sum_e2 += hn::GetLane(hn::SumOfLanes(dd, se2));
+  s.sum_g2 += hn::GetLane(hn::SumOfLanes(dd, sg2));
+  s.sum_c2 += hn::GetLane(hn::SumOfLanes(dd, sc2));
+  s.sum_gc += hn::GetLane(hn::SumOfLanes(dd, sgc));
+  const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, vmax_g)));
+  if (mg > s.max_abs_golden) s.max_abs_golden = mg;
+  s.ratio_n += static_cast<uint64_t>(i);
+  s.ratio_s1 += hn::GetLane(hn::SumOfLanes(dd, rs1));
+  s.ratio_s2 += hn::GetLane(hn::SumOfLanes(dd, rs2));
+  s.ratio_min = hn::GetLane(hn::MinOfLanes(dd, rmin));
+  s.ratio_max = hn::GetLane(hn::MaxOfLanes(dd, rmax));
+  return i;
+#endif
+}
+
+int64_t F32Lanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace peat::analyzer
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace peat::analyzer {
+HWY_EXPORT(F32Fast);
+HWY_EXPORT(F32Lanes);
+
+int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                 F32FastState& state) {
+  return HWY_DYNAMIC_DISPATCH(F32Fast)(g, c, n, index0, params, state);
+}
+
+int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }
+}  // namespace peat::analyzer
+#endif
