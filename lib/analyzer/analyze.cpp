@@ -59,7 +59,7 @@ T load(const std::byte* base, int64_t offset) {
 // the compensated sums once per chunk; the ratio moments use a shifted
 // one-pass form (shift = the chunk's first ratio) folded in by Chan's rule.
 struct ChunkSums {
-  static constexpr int64_t kFoldEvery = 1024;  // plain sums run over at most this many elements
+  static constexpr int64_t kFoldEvery = 4096;  // plain sums run over at most this many elements
   int64_t pending = 0;
   double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
   uint64_t ratio_n = 0;

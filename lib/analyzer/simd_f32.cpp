@@ -22,23 +22,6 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
-// Adds the buckets of one vector to a histogram: lanes that fall in a window
-// of four buckets starting at `base` are counted with compares; otherwise the
-// lanes are counted one by one and the window moves to the last lane's bucket.
-template <class DI, class VI>
-HWY_INLINE void add_buckets(DI di, VI b, int32_t& base, uint64_t* hist) {
-  const auto rel = hn::BitCast(hn::RebindToUnsigned<DI>(), hn::Sub(b, hn::Set(di, base)));
-  const auto in_window = hn::Lt(rel, hn::Set(hn::RebindToUnsigned<DI>(), 4u));
-  const size_t lanes = hn::Lanes(di);
-  if (hn::CountTrue(hn::RebindToUnsigned<DI>(), in_window) == lanes) {
-    for (int32_t k = 0; k < 4; ++k) hist[base + k] += hn::CountTrue(di, hn::Eq(b, hn::Set(di, base + k)));
-    return;
-  }
-  HWY_ALIGN int32_t buf[hn::MaxLanes(di)];
-  hn::Store(b, di, buf);
-  for (size_t j = 0; j < lanes; ++j) hist[buf[j]] += 1;
-  base = buf[lanes - 1] > 0 ? buf[lanes - 1] - 1 : 0;
-}
 #endif
 
 int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
@@ -69,18 +52,69 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
   VD rs1 = hn::Zero(dd), rs2 = hn::Zero(dd);
   auto vmax_g = hn::Zero(df);
   uint64_t bitwise = 0, fails = 0;
-  int32_t ulp_base = 0, rel_base = 40, pop_base = 0;
+  // The ULP, relative-error and popcount histograms are counted together:
+  // each lane gets a one-hot byte per histogram (ULP in byte 0, relative
+  // error in byte 1, popcount in byte 2) for buckets in a window
+  // [base, base + 8); the relative-error window is 7 wide and its bit 7 is
+  // bucket 0 (exact pairs). hacc[k] holds byte-lane counters of bit k. Lanes
+  // outside a window are counted one by one; after 16 vectors with such lanes
+  // the window moves to them.
+  int32_t hbase[3] = {0, 40, 0};
+  int hmiss[3] = {0, 0, 0};
+  int32_t hmove[3] = {-1, -1, -1};
+  uint64_t* const hhist[3] = {s.ulp_hist, s.rel_hist, s.popcount_hist};
+  VU hacc[8];
+  for (auto& a : hacc) a = hn::Zero(du);
+  int hpending = 0;
+  auto flush_hist = [&] {
+    const VU byte_mask = hn::Set(du, 0xFFu);
+    for (int k = 0; k < 8; ++k) {
+      const VU v = hacc[k];
+      const uint64_t n0 = hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
+      const uint64_t n1 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
+      const uint64_t n2 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
+      if (n0) hhist[0][hbase[0] + k] += n0;
+      if (n1) hhist[1][k == 7 ? 0 : hbase[1] + k] += n1;
+      if (n2) hhist[2][hbase[2] + k] += n2;
+      hacc[k] = hn::Zero(du);
+    }
+    hpending = 0;
+  };
+  // One-hot bits of bucket vector b for histogram j (see above).
+  auto onehot = [&](hn::Vec<decltype(di)> b, int j, uint32_t width, bool zero_bit) -> VU {
+    const VU rel = hn::BitCast(du, hn::Sub(b, hn::Set(di, hbase[j])));
+    auto in = hn::Lt(rel, hn::Set(du, width));
+    VU bits = hn::IfThenElseZero(in, hn::Set(du, 1u << (8 * j)) << rel);
+    if (zero_bit) {
+      const auto is_zero = hn::RebindMask(du, hn::Eq(b, hn::Zero(di)));
+      bits = hn::Or(bits, hn::IfThenElseZero(is_zero, hn::Set(du, 0x80u << (8 * j))));
+      in = hn::Or(in, is_zero);
+    }
+    if (HWY_UNLIKELY(!hn::AllTrue(du, in))) {
+      HWY_ALIGN int32_t buf[hn::MaxLanes(di)];
+      hn::Store(b, di, buf);
+      for (int64_t l = 0; l < N; ++l) {
+        const int32_t v = buf[l];
+        if (static_cast<uint32_t>(v - hbase[j]) < width || (zero_bit && v == 0)) continue;
+        hhist[j][v] += 1;
+        if (++hmiss[j] >= 16) hmove[j] = v;
+      }
+    }
+    return bits;
+  };
 
   // Byte-lane bit counters of the XOR word: byte j of xacc[k] counts bit 8j+k.
   VU xacc[8];
   for (auto& a : xacc) a = hn::Zero(du);
   int xpending = 0;
   auto flush_xor = [&] {
-    HWY_ALIGN uint32_t buf[hn::MaxLanes(du)];
+    const VU byte_mask = hn::Set(du, 0xFFu);
     for (int k = 0; k < 8; ++k) {
-      hn::Store(xacc[k], du, buf);
-      for (int64_t j = 0; j < N; ++j)
-        for (int byte = 0; byte < 4; ++byte) s.xor_bit_hist[8 * byte + k] += (buf[j] >> (8 * byte)) & 0xFFu;
+      const VU v = xacc[k];
+      s.xor_bit_hist[k] += hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
+      s.xor_bit_hist[8 + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
+      s.xor_bit_hist[16 + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
+      s.xor_bit_hist[24 + k] += hn::GetLane(hn::SumOfLanes(du, hn::ShiftRight<24>(v)));
       xacc[k] = hn::Zero(du);
     }
     xpending = 0;
@@ -152,8 +186,10 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
     rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
 
     // Maxima: screen in f32, confirm in double, lane by lane in index order.
-    const auto relf = hn::Div(ae, agf);
-    if (!hn::AllFalse(df, hn::Gt(ae, hn::Set(df, t_abs))) || !hn::AllFalse(df, hn::Ge(relf, hn::Set(df, t_rel)))) {
+    // |e| / |g| >= t_rel is screened as |e| >= t_rel * |g| (t_rel already
+    // lowered by 2^-22 relative, more than the product's rounding).
+    if (!hn::AllFalse(df, hn::Gt(ae, hn::Set(df, t_abs))) ||
+        !hn::AllFalse(df, hn::Ge(ae, hn::Mul(hn::Set(df, t_rel), agf)))) {
       for (int64_t j = 0; j < N; ++j) {
         float gv, cv;
         std::memcpy(&gv, &g[i + j], 4);
@@ -179,7 +215,7 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
     const auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
     const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
     const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
-    add_buckets(di, ulp_bucket, ulp_base, s.ulp_hist);
+    const VU oh_ulp = onehot(ulp_bucket, 0, 8, false);
 
     // Relative error bucket: floor(log2 |e|/|g|) = E_e - E_g - (frac_e < frac_g).
     const VU frac_mask = hn::Set(du, 0x007FFFFFu);
@@ -191,7 +227,7 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
     rel_bucket = hn::IfThenElse(hn::Lt(k, hn::Set(di, -64)), hn::Set(di, 1), rel_bucket);
     rel_bucket = hn::IfThenElse(hn::Gt(k, hn::Set(di, -1)), hn::Set(di, 66), rel_bucket);
     rel_bucket = hn::IfThenElseZero(hn::RebindMask(di, hn::Ne(aeb, hn::Zero(du))), rel_bucket);
-    add_buckets(di, rel_bucket, rel_base, s.rel_hist);
+    const VU oh_rel = onehot(rel_bucket, 1, 7, true);
 
     // XOR bit positions and popcount.
     const VU x = hn::Xor(gb, cb);
@@ -205,9 +241,28 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
     xacc[6] = hn::Add(xacc[6], hn::And(hn::ShiftRight<6>(x), ones));
     xacc[7] = hn::Add(xacc[7], hn::And(hn::ShiftRight<7>(x), ones));
     if (++xpending == 255) flush_xor();
-    add_buckets(di, hn::BitCast(di, hn::PopulationCount(x)), pop_base, s.popcount_hist);
+    const VU oh = hn::Or(hn::Or(oh_ulp, oh_rel), onehot(hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false));
+    hacc[0] = hn::Add(hacc[0], hn::And(oh, ones));
+    hacc[1] = hn::Add(hacc[1], hn::And(hn::ShiftRight<1>(oh), ones));
+    hacc[2] = hn::Add(hacc[2], hn::And(hn::ShiftRight<2>(oh), ones));
+    hacc[3] = hn::Add(hacc[3], hn::And(hn::ShiftRight<3>(oh), ones));
+    hacc[4] = hn::Add(hacc[4], hn::And(hn::ShiftRight<4>(oh), ones));
+    hacc[5] = hn::Add(hacc[5], hn::And(hn::ShiftRight<5>(oh), ones));
+    hacc[6] = hn::Add(hacc[6], hn::And(hn::ShiftRight<6>(oh), ones));
+    hacc[7] = hn::Add(hacc[7], hn::And(hn::ShiftRight<7>(oh), ones));
+    if (++hpending == 255) flush_hist();
+    if (HWY_UNLIKELY(hmove[0] >= 0 || hmove[1] >= 0 || hmove[2] >= 0)) {
+      flush_hist();
+      for (int j = 0; j < 3; ++j) {
+        if (hmove[j] < 0) continue;
+        hbase[j] = hmove[j] > 3 ? hmove[j] - 3 : (j == 1 ? 1 : 0);
+        hmove[j] = -1;
+        hmiss[j] = 0;
+      }
+    }
   }
   if (xpending > 0) flush_xor();
+  if (hpending > 0) flush_hist();
   if (i == 0) return 0;
 
   s.count += static_cast<uint64_t>(i);
