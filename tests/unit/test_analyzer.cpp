@@ -9,6 +9,8 @@
 #include "backend/backend.hpp"
 #include "test_analyzer_support.hpp"
 
+#include <hwy/targets.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -936,7 +938,30 @@ TEST_CASE("CPU backend signature_accumulate slot", "[analyzer][backend]") {
   CHECK(s.count == 8);
 }
 
+namespace {
+void simd_fast_path_case();
+}
+
 TEST_CASE("f32 SIMD fast path equals the reference (rounding-level data, rare specials)", "[analyzer][simd]") {
+  simd_fast_path_case();
+}
+
+TEST_CASE("f32 SIMD fast path: every Highway target this CPU runs", "[analyzer][simd]") {
+  const int64_t supported = hwy::SupportedTargets();
+  int tried = 0;
+  for (int64_t target = 1; target != 0 && target <= HWY_SCALAR; target <<= 1) {
+    if ((supported & target) == 0 || (HWY_TARGETS & target) == 0) continue;
+    INFO("Highway target " << hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    simd_fast_path_case();
+    ++tried;
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to the real CPU
+  CHECK(tried >= 2);
+}
+
+namespace {
+void simd_fast_path_case() {
   std::mt19937_64 rng(23);
   const std::size_t n = 300000;
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -975,3 +1000,4 @@ TEST_CASE("f32 SIMD fast path equals the reference (rounding-level data, rare sp
   CHECK(map.mismatch_count == s3.tolerance_fail_count);
   peat_spatial_map_release(&map);
 }
+}  // namespace
