@@ -124,7 +124,10 @@ PEAT_API peat_status_t peat_analyze_accumulate(const DLTensor* golden, const DLT
     const auto cfg = read_config(config);
     const peat::TensorView g = peat::make_view(golden, "golden");
     const peat::TensorView c = peat::make_view(candidate, "candidate");
-    if (inout_map) peat::analyzer::check_map_size(*inout_map, "inout_map");
+    if (inout_map) {
+      peat::analyzer::check_map_size(*inout_map, "inout_map");
+      peat::analyzer::check_map_overlap(*inout_map, inout_signature, sizeof(*inout_signature));
+    }
     peat_signature_t piece = peat::analyzer::empty_signature();
     peat_signature_t merged = *inout_signature;
     if (inout_map == nullptr) {

@@ -619,6 +619,13 @@ TEST_CASE("spatial map: rows, columns, tiles, lanes, runs", "[analyzer][map]") {
     }
     check_map(merged, reference_map(mismatch, rows, cols, 16, 64));
     CHECK(acc.tolerance_fail_count == s.tolerance_fail_count);
+    // The accumulated map's buffers must not overlap the signature.
+    peat_spatial_map_t alias = merged;
+    alias.row_counts = reinterpret_cast<uint64_t*>(&acc);
+    const Tensor g1(Fmt::F32, {gw[0]}), c1(Fmt::F32, {cw[0]});
+    pcfg.index_base = 0;
+    CHECK(peat_analyze_accumulate(&g1, &c1, &pcfg, &acc, &alias) == PEAT_STATUS_INVALID_ARGUMENT);
+    CHECK(std::string(peat_last_error_message()).find("overlaps") != std::string::npos);
     CHECK(acc.max_abs_error_index == s.max_abs_error_index);
     peat_spatial_map_release(&merged);
   }
