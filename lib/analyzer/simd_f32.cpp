@@ -66,7 +66,26 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
   VU hacc[8];
   for (auto& a : hacc) a = hn::Zero(du);
   int hpending = 0;
+  // Both bit counters count first in nibble lanes (4 counters: nibble j of
+  // nib[k] counts bit 4j+k, up to 15), widened into the byte counters every 15
+  // vectors: byte m of acc[k] then counts bit 8m+k (k < 4) and byte m of
+  // acc[4+k] bit 8m+4+k. Bytes are flushed before they can pass 255.
+  const VU nib_ones = hn::Set(du, 0x11111111u), low_nibbles = hn::Set(du, 0x0F0F0F0Fu);
+  auto widen = [&](VU* nib, VU* acc, int& nib_pending, int& pending) {
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = hn::Add(acc[k], hn::And(nib[k], low_nibbles));
+      acc[4 + k] = hn::Add(acc[4 + k], hn::And(hn::ShiftRight<4>(nib[k]), low_nibbles));
+      nib[k] = hn::Zero(du);
+    }
+    pending += nib_pending;
+    nib_pending = 0;
+  };
+  VU hnib[4], xnib[4];
+  for (auto& a : hnib) a = hn::Zero(du);
+  for (auto& a : xnib) a = hn::Zero(du);
+  int hnib_pending = 0, xnib_pending = 0;
   auto flush_hist = [&] {
+    widen(hnib, hacc, hnib_pending, hpending);
     const VU byte_mask = hn::Set(du, 0xFFu);
     for (int k = 0; k < 8; ++k) {
       const VU v = hacc[k];
@@ -108,6 +127,7 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
   for (auto& a : xacc) a = hn::Zero(du);
   int xpending = 0;
   auto flush_xor = [&] {
+    widen(xnib, xacc, xnib_pending, xpending);
     const VU byte_mask = hn::Set(du, 0xFFu);
     for (int k = 0; k < 8; ++k) {
       const VU v = xacc[k];
@@ -231,26 +251,23 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
 
     // XOR bit positions and popcount.
     const VU x = hn::Xor(gb, cb);
-    const VU ones = hn::Set(du, 0x01010101u);
-    xacc[0] = hn::Add(xacc[0], hn::And(x, ones));
-    xacc[1] = hn::Add(xacc[1], hn::And(hn::ShiftRight<1>(x), ones));
-    xacc[2] = hn::Add(xacc[2], hn::And(hn::ShiftRight<2>(x), ones));
-    xacc[3] = hn::Add(xacc[3], hn::And(hn::ShiftRight<3>(x), ones));
-    xacc[4] = hn::Add(xacc[4], hn::And(hn::ShiftRight<4>(x), ones));
-    xacc[5] = hn::Add(xacc[5], hn::And(hn::ShiftRight<5>(x), ones));
-    xacc[6] = hn::Add(xacc[6], hn::And(hn::ShiftRight<6>(x), ones));
-    xacc[7] = hn::Add(xacc[7], hn::And(hn::ShiftRight<7>(x), ones));
-    if (++xpending == 255) flush_xor();
+    xnib[0] = hn::Add(xnib[0], hn::And(x, nib_ones));
+    xnib[1] = hn::Add(xnib[1], hn::And(hn::ShiftRight<1>(x), nib_ones));
+    xnib[2] = hn::Add(xnib[2], hn::And(hn::ShiftRight<2>(x), nib_ones));
+    xnib[3] = hn::Add(xnib[3], hn::And(hn::ShiftRight<3>(x), nib_ones));
+    if (++xnib_pending == 15) {
+      widen(xnib, xacc, xnib_pending, xpending);
+      if (xpending > 240) flush_xor();
+    }
     const VU oh = hn::Or(hn::Or(oh_ulp, oh_rel), onehot(hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false));
-    hacc[0] = hn::Add(hacc[0], hn::And(oh, ones));
-    hacc[1] = hn::Add(hacc[1], hn::And(hn::ShiftRight<1>(oh), ones));
-    hacc[2] = hn::Add(hacc[2], hn::And(hn::ShiftRight<2>(oh), ones));
-    hacc[3] = hn::Add(hacc[3], hn::And(hn::ShiftRight<3>(oh), ones));
-    hacc[4] = hn::Add(hacc[4], hn::And(hn::ShiftRight<4>(oh), ones));
-    hacc[5] = hn::Add(hacc[5], hn::And(hn::ShiftRight<5>(oh), ones));
-    hacc[6] = hn::Add(hacc[6], hn::And(hn::ShiftRight<6>(oh), ones));
-    hacc[7] = hn::Add(hacc[7], hn::And(hn::ShiftRight<7>(oh), ones));
-    if (++hpending == 255) flush_hist();
+    hnib[0] = hn::Add(hnib[0], hn::And(oh, nib_ones));
+    hnib[1] = hn::Add(hnib[1], hn::And(hn::ShiftRight<1>(oh), nib_ones));
+    hnib[2] = hn::Add(hnib[2], hn::And(hn::ShiftRight<2>(oh), nib_ones));
+    hnib[3] = hn::Add(hnib[3], hn::And(hn::ShiftRight<3>(oh), nib_ones));
+    if (++hnib_pending == 15) {
+      widen(hnib, hacc, hnib_pending, hpending);
+      if (hpending > 240) flush_hist();
+    }
     if (HWY_UNLIKELY(hmove[0] >= 0 || hmove[1] >= 0 || hmove[2] >= 0)) {
       flush_hist();
       for (int j = 0; j < 3; ++j) {
@@ -261,8 +278,8 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
       }
     }
   }
-  if (xpending > 0) flush_xor();
-  if (hpending > 0) flush_hist();
+  if (xpending > 0 || xnib_pending > 0) flush_xor();
+  if (hpending > 0 || hnib_pending > 0) flush_hist();
   if (i == 0) return 0;
 
   s.count += static_cast<uint64_t>(i);
