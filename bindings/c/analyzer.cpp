@@ -301,12 +301,14 @@ PEAT_API peat_status_t peat_compare_loss(const double* golden, const double* can
 PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golden, size_t n_golden,
                                                 const peat_named_tensor_t* candidate, size_t n_candidate,
                                                 const peat_signature_config_t* config, peat_tensor_drift_t* out,
-                                                size_t capacity, size_t* out_count) {
+                                                peat_signature_t* out_signatures, size_t capacity,
+                                                size_t* out_count) {
   return peat::c_call(__func__, [&] {
     const auto cfg = read_config(config);
     std::string problem;
     const std::size_t n =
-        peat::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out, capacity, problem);
+        peat::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out, out_signatures,
+                                            capacity, problem);
     if (out_count) *out_count = n;
     if (capacity < n)
       peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);

@@ -281,6 +281,7 @@ static void test_outcomes(void) {
   DLTensor tw = make_f32(w, shape, 1), twc = make_f32(wc, shape, 1);
   peat_named_tensor_t gset[1], cset[1];
   peat_tensor_drift_t drift[1];
+  peat_signature_t drift_sig[1];
   size_t count = 0;
 
   peat_loss_compare_options_init(&opts);
@@ -297,18 +298,22 @@ static void test_outcomes(void) {
   out.struct_size = 4;
   CHECK_STATUS(peat_compare_loss(golden, fi, NULL, 4, &opts, &out), PEAT_STATUS_VERSION_MISMATCH);
 
+  peat_signature_init(&drift_sig[0]);
   gset[0].name = "w";
   gset[0].tensor = &tw;
   cset[0].name = "w";
   cset[0].tensor = &twc;
-  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, drift, 1, &count), PEAT_STATUS_OK);
-  CHECK(count == 1 && drift[0].status == PEAT_STATUS_OK && drift[0].signature.max_abs_error == 1.0);
+  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, drift, drift_sig, 1, &count), PEAT_STATUS_OK);
+  CHECK(count == 1 && drift[0].status == PEAT_STATUS_OK && drift_sig[0].max_abs_error == 1.0);
   CHECK(strcmp(drift[0].name, "w") == 0);
-  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, NULL, 0, &count), PEAT_STATUS_BUFFER_TOO_SMALL);
+  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, NULL, NULL, 0, &count), PEAT_STATUS_BUFFER_TOO_SMALL);
   CHECK(count == 1);
-  CHECK_STATUS(peat_compare_checkpoints(NULL, 1, cset, 1, NULL, drift, 1, &count), PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(peat_compare_checkpoints(NULL, 1, cset, 1, NULL, drift, drift_sig, 1, &count),
+               PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, drift, NULL, 1, &count), PEAT_STATUS_INVALID_ARGUMENT);
   cset[0].tensor = NULL;
-  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, drift, 1, &count), PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(peat_compare_checkpoints(gset, 1, cset, 1, NULL, drift, drift_sig, 1, &count),
+               PEAT_STATUS_INVALID_ARGUMENT);
   CHECK(has_message());
 }
 

@@ -905,29 +905,38 @@ TEST_CASE("checkpoint comparison: per-tensor signature", "[analyzer][outcome]") 
   const peat_named_tensor_t golden[] = {{"w1", &w1}, {"b1", &b1}, {"gone", &only_g}, {"shape", &w1}};
   const peat_named_tensor_t candidate[] = {{"b1", &b1c}, {"w1", &w1c}, {"new", &only_c}, {"shape", &shaped}};
   std::vector<peat_tensor_drift_t> out(5);
+  std::vector<peat_signature_t> sigs(5);
+  for (auto& sg : sigs) peat_signature_init(&sg);
   std::size_t count = 0;
-  CHECK(peat_compare_checkpoints(golden, 4, candidate, 4, nullptr, out.data(), 2, &count) ==
+  CHECK(peat_compare_checkpoints(golden, 4, candidate, 4, nullptr, out.data(), sigs.data(), 2, &count) ==
         PEAT_STATUS_BUFFER_TOO_SMALL);
   CHECK(count == 5);
-  REQUIRE(peat_compare_checkpoints(golden, 4, candidate, 4, nullptr, out.data(), out.size(), &count) ==
+  REQUIRE(peat_compare_checkpoints(golden, 4, candidate, 4, nullptr, out.data(), sigs.data(), out.size(), &count) ==
           PEAT_STATUS_OK);
   REQUIRE(count == 5);
   CHECK(std::string(out[0].name) == "w1");
   CHECK(out[0].status == PEAT_STATUS_OK);
-  CHECK(out[0].signature.max_abs_error == 0.5);
-  CHECK(out[0].signature.max_abs_error_index == 2);
+  CHECK(sigs[0].max_abs_error == 0.5);
+  CHECK(sigs[0].max_abs_error_index == 2);
   CHECK(out[1].status == PEAT_STATUS_OK);
-  CHECK(out[1].signature.bitwise_mismatch_count == 0);
+  CHECK(sigs[1].count == 1);
+  CHECK(sigs[1].bitwise_mismatch_count == 0);
+  CHECK(sigs[2].count == 0);
   CHECK(out[2].status == PEAT_STATUS_NOT_FOUND);
   CHECK(out[3].status == PEAT_STATUS_SHAPE_MISMATCH);
   CHECK(std::string(out[4].name) == "new");
   CHECK(out[4].status == PEAT_STATUS_NOT_FOUND);
   CHECK(std::string(peat_last_error_message()).find("gone") != std::string::npos);
   const peat_named_tensor_t dup[] = {{"w1", &w1}, {"w1", &w1}};
-  CHECK(peat_compare_checkpoints(dup, 2, candidate, 4, nullptr, out.data(), out.size(), &count) ==
+  CHECK(peat_compare_checkpoints(dup, 2, candidate, 4, nullptr, out.data(), sigs.data(), out.size(), &count) ==
         PEAT_STATUS_INVALID_ARGUMENT);
   const peat_named_tensor_t noname[] = {{nullptr, &w1}};
-  CHECK(peat_compare_checkpoints(noname, 1, candidate, 4, nullptr, out.data(), out.size(), &count) ==
+  CHECK(peat_compare_checkpoints(noname, 1, candidate, 4, nullptr, out.data(), sigs.data(), out.size(), &count) ==
+        PEAT_STATUS_INVALID_ARGUMENT);
+  sigs[0].struct_size = 12;
+  CHECK(peat_compare_checkpoints(golden, 4, candidate, 4, nullptr, out.data(), sigs.data(), out.size(), &count) ==
+        PEAT_STATUS_VERSION_MISMATCH);
+  CHECK(peat_compare_checkpoints(golden, 4, candidate, 4, nullptr, out.data(), nullptr, out.size(), &count) ==
         PEAT_STATUS_INVALID_ARGUMENT);
 }
 
