@@ -103,8 +103,15 @@ PEAT_HD int ctz64(uint64_t x) {  // x != 0
 PEAT_HD int popcount64(uint64_t x) {
 #if defined(__CUDA_ARCH__)
   return __popcll(x);
-#else
+#elif defined(__POPCNT__)
   return __builtin_popcountll(x);
+#else
+  // Without the popcnt instruction the builtin is a library call; this is the
+  // same count in a few inline operations.
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
 #endif
 }
 
@@ -200,8 +207,14 @@ struct PairInfo {
 
 // Classifies one pair. `gb` is the golden word, `cb` the candidate already in
 // the golden format. Definitions: see peat_signature_t in peat/analyzer.h.
+#if !PEAT_DEVICE_COMPILER && defined(__GNUC__)
+#  define PEAT_SIG_HOT __attribute__((always_inline))
+#else
+#  define PEAT_SIG_HOT
+#endif
+
 template <typename G>
-PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bits cb, double rtol, double atol,
+PEAT_SIG_HOT PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bits cb, double rtol, double atol,
                                double ratio_min_abs) {
   PairInfo p;
   p.g = G::to_double(gb);
