@@ -21,16 +21,18 @@ namespace peat::analyzer {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET != HWY_SCALAR
-#endif
-
-int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
-                const F32FastParams& p, F32FastState& s) {
+// The kernel over words of type W: uint32_t (f32) or uint16_t (bf16, the top
+// half of an f32: widened by a 16-bit shift, its ULP distance is the f32 one
+// shifted right by 16, its bits are the f32 bits 16..31).
+template <typename W>
+HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
+                         const F32FastParams& p, F32FastState& s) {
 #if HWY_TARGET == HWY_SCALAR
   // One lane cannot be split into halves: the scalar path does everything.
   (void)g, (void)c, (void)n, (void)index0, (void)p, (void)s;
   return 0;
 #else
+  constexpr bool kBF16 = sizeof(W) == 2;
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const hn::RebindToSigned<decltype(df)> di;
@@ -155,7 +157,15 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
 
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    const VU gb = hn::LoadU(du, g + i), cb = hn::LoadU(du, c + i);
+    VU gb, cb;
+    if constexpr (kBF16) {
+      const hn::Rebind<uint16_t, decltype(du)> d16;
+      gb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, g + i)));
+      cb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, c + i)));
+    } else {
+      gb = hn::LoadU(du, g + i);
+      cb = hn::LoadU(du, c + i);
+    }
     const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
     const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
     const auto agf = hn::BitCast(df, ga), acf = hn::BitCast(df, ca);
@@ -210,10 +220,13 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
     // lowered by 2^-22 relative, more than the product's rounding).
     if (!hn::AllFalse(df, hn::Gt(ae, hn::Set(df, t_abs))) ||
         !hn::AllFalse(df, hn::Ge(ae, hn::Mul(hn::Set(df, t_rel), agf)))) {
+      HWY_ALIGN uint32_t gbuf[hn::MaxLanes(du)], cbuf[hn::MaxLanes(du)];
+      hn::Store(gb, du, gbuf);
+      hn::Store(cb, du, cbuf);
       for (int64_t j = 0; j < N; ++j) {
         float gv, cv;
-        std::memcpy(&gv, &g[i + j], 4);
-        std::memcpy(&cv, &c[i + j], 4);
+        std::memcpy(&gv, &gbuf[j], 4);
+        std::memcpy(&cv, &cbuf[j], 4);
         const double gd = gv, cd = cv, a = std::fabs(cd - gd), rel = a / std::fabs(gd);
         if (s.max_abs_index < 0 || a > s.max_abs) {
           s.max_abs = a;
@@ -232,7 +245,8 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
 
     // ULP distance (same sign: difference of magnitudes, < 2^24, exact as a
     // float): bucket = floor(log2 d) + 1, 0 for d == 0.
-    const auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
+    auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
+    if constexpr (kBF16) dist = hn::ShiftRight<16>(dist);
     const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
     const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
     const VU oh_ulp = onehot(ulp_bucket, 0, 8, false);
@@ -250,7 +264,7 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
     const VU oh_rel = onehot(rel_bucket, 1, 7, true);
 
     // XOR bit positions and popcount.
-    const VU x = hn::Xor(gb, cb);
+    const VU x = kBF16 ? hn::ShiftRight<16>(hn::Xor(gb, cb)) : hn::Xor(gb, cb);
     xnib[0] = hn::Add(xnib[0], hn::And(x, nib_ones));
     xnib[1] = hn::Add(xnib[1], hn::And(hn::ShiftRight<1>(x), nib_ones));
     xnib[2] = hn::Add(xnib[2], hn::And(hn::ShiftRight<2>(x), nib_ones));
@@ -303,6 +317,16 @@ int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, 
 #endif
 }
 
+int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
+                const F32FastParams& p, F32FastState& s) {
+  return FastT(g, c, n, index0, p, s);
+}
+
+int64_t BF16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, int64_t n, int64_t index0,
+                 const F32FastParams& p, F32FastState& s) {
+  return FastT(g, c, n, index0, p, s);
+}
+
 int64_t F32Lanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
 
 }  // namespace HWY_NAMESPACE
@@ -312,11 +336,17 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace peat::analyzer {
 HWY_EXPORT(F32Fast);
+HWY_EXPORT(BF16Fast);
 HWY_EXPORT(F32Lanes);
 
 int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0, const F32FastParams& params,
                  F32FastState& state) {
   return HWY_DYNAMIC_DISPATCH(F32Fast)(g, c, n, index0, params, state);
+}
+
+int64_t bf16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                  F32FastState& state) {
+  return HWY_DYNAMIC_DISPATCH(BF16Fast)(g, c, n, index0, params, state);
 }
 
 int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }

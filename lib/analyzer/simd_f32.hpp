@@ -1,5 +1,5 @@
-// The SIMD fast path of the signature for f32 golden and f32 candidate, both
-// contiguous (Highway, dynamic dispatch to the best target of the CPU).
+// The SIMD fast path of the signature for f32 golden and f32 candidate (and
+// bf16 with bf16), both contiguous (Highway, dynamic dispatch to the best target of the CPU).
 //
 // It handles "ordinary" pairs only: both finite, golden normal and at least
 // ratio_min_abs, candidate of the same sign within a factor 2 of the golden
@@ -40,7 +40,12 @@ struct F32FastState {
 int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0, const F32FastParams& params,
                  F32FastState& state);
 
-// Number of f32 lanes of the target f32_fast dispatches to.
+// The same for bf16 golden and bf16 candidate (exact widening to f32; ULP
+// distances and bit positions in bf16 units).
+int64_t bf16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                  F32FastState& state);
+
+// Number of f32 lanes of the target f32_fast and bf16_fast dispatch to.
 int64_t f32_fast_lanes();
 
 }  // namespace peat::analyzer
