@@ -1027,3 +1027,101 @@ void simd_fast_path_case(Fmt f) {
   peat_spatial_map_release(&map);
 }
 }  // namespace
+
+TEST_CASE("device-side accumulate_pair gives the CPU signature", "[analyzer][device]") {
+  // The GPU kernels accumulate each thread's pairs with hd::accumulate_pair and
+  // merge partials; on the same pairs that must give the CPU's signature.
+  std::mt19937_64 rng(31);
+  for (Fmt f : kFormats) {
+    INFO("format " << static_cast<int>(f));
+    const std::size_t n = 20000;
+    auto gw = words_of(f, random_values(rng, n, 1.0));
+    const auto cw = perturb(f, rng, gw);
+    const auto cpu = run(Tensor(f, gw), Tensor(f, cw), default_config());
+    // Four "threads", each over a strided subset, merged.
+    peat_signature_t parts[4];
+    for (auto& p : parts) {
+      p = peat::analyzer::empty_signature();
+      p.golden_dtype = cpu.golden_dtype;
+      p.candidate_dtype = cpu.candidate_dtype;
+      p.rtol = cpu.rtol;
+      p.atol = cpu.atol;
+      p.unit_roundoff = cpu.unit_roundoff;
+    }
+    const double min_normal = f == Fmt::F16 ? std::ldexp(1.0, -14)
+                              : f == Fmt::F64 ? std::numeric_limits<double>::min()
+                                              : static_cast<double>(std::numeric_limits<float>::min());
+    for (std::size_t i = 0; i < n; ++i) {
+      peat::hd::PairInfo p{};
+      switch (f) {
+        case Fmt::F16:
+          p = peat::hd::classify_pair<peat::hd::FormatF16>(static_cast<uint16_t>(gw[i]), static_cast<uint16_t>(cw[i]),
+                                                            cpu.rtol, cpu.atol, min_normal);
+          break;
+        case Fmt::BF16:
+          p = peat::hd::classify_pair<peat::hd::FormatBF16>(static_cast<uint16_t>(gw[i]), static_cast<uint16_t>(cw[i]),
+                                                             cpu.rtol, cpu.atol, min_normal);
+          break;
+        case Fmt::F32:
+          p = peat::hd::classify_pair<peat::hd::FormatF32>(static_cast<uint32_t>(gw[i]), static_cast<uint32_t>(cw[i]),
+                                                            cpu.rtol, cpu.atol, min_normal);
+          break;
+        case Fmt::F64: p = peat::hd::classify_pair<peat::hd::FormatF64>(gw[i], cw[i], cpu.rtol, cpu.atol, min_normal); break;
+      }
+      peat::hd::accumulate_pair(parts[i % 4], p, static_cast<int64_t>(i));
+    }
+    peat_signature_t total = parts[0];
+    for (int k = 1; k < 4; ++k) peat::analyzer::merge(total, parts[k]);
+    peat_signature_t a = total, b = cpu;
+    for (peat_signature_t* sp : {&a, &b}) {
+      sp->sum_error = sp->sum_abs_error = sp->sum_sq_error = sp->sum_sq_golden = sp->sum_sq_candidate =
+          sp->sum_golden_candidate = peat_sum_t{0, 0};
+      sp->ratio_mean = sp->ratio_m2 = 0;
+    }
+    CHECK(std::memcmp(&a, &b, sizeof(a)) == 0);
+    require_close(value(total.sum_sq_error), value(cpu.sum_sq_error), value(cpu.sum_sq_error), 1e-13);
+    require_close(value(total.sum_golden_candidate), value(cpu.sum_golden_candidate),
+                  value(cpu.sum_sq_golden) + value(cpu.sum_sq_candidate), 1e-13);
+  }
+}
+
+TEST_CASE("aggregator: concurrent adds from several threads", "[analyzer][aggregator]") {
+  peat_aggregator_t* agg = nullptr;
+  REQUIRE(peat_aggregator_create(nullptr, &agg) == PEAT_STATUS_OK);
+  const Tensor g(Fmt::F32, words_of(Fmt::F32, {1, 2, 3})), c(Fmt::F32, words_of(Fmt::F32, {1, 2, 4}));
+  const auto s = run(g, c, default_config());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) peat_aggregator_add(agg, static_cast<uint32_t>(i % 3), i, static_cast<uint64_t>(t * 500 + i), &s);
+    });
+  for (auto& th : threads) th.join();
+  uint64_t calls = 0, total_calls = 0;
+  for (uint32_t op = 0; op < 3; ++op) {
+    REQUIRE(peat_aggregator_call_count(agg, op, &calls) == PEAT_STATUS_OK);
+    total_calls += calls;
+  }
+  CHECK(total_calls == 2000);
+  peat_signature_t total;
+  peat_signature_init(&total);
+  REQUIRE(peat_aggregator_signature(agg, 0, &total) == PEAT_STATUS_OK);
+  uint64_t op0 = 0;
+  REQUIRE(peat_aggregator_call_count(agg, 0, &op0) == PEAT_STATUS_OK);
+  CHECK(total.count == 3 * op0);
+  CHECK(total.value_mismatch_count == op0);
+  peat_aggregator_destroy(agg);
+}
+
+TEST_CASE("merging signatures of different candidate dtypes flags them", "[analyzer][merge]") {
+  const Tensor g(Fmt::F32, words_of(Fmt::F32, {1, 2})), c16(Fmt::F16, words_of(Fmt::F16, {1, 2})),
+      c64(Fmt::F64, words_of(Fmt::F64, {1, 2}));
+  auto a = run(g, c16, default_config());
+  const auto b = run(g, c64, default_config());
+  peat_signature_t ab = a, ba = b;
+  REQUIRE(peat_signature_merge(&ab, &b) == PEAT_STATUS_OK);
+  REQUIRE(peat_signature_merge(&ba, &a) == PEAT_STATUS_OK);
+  CHECK((ab.flags & PEAT_SIGNATURE_FLAG_MIXED_CANDIDATE_DTYPES) != 0);
+  CHECK(std::memcmp(&ab, &ba, sizeof(ab)) == 0);
+  CHECK(ab.count == 4);
+  CHECK(ab.bitwise_mismatch_count == 0);
+}
