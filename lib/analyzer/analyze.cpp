@@ -1,7 +1,7 @@
 // The signature on the CPU: validation, config defaults, the chunked parallel
 // pass over (golden, candidate) and the merge of partial signatures.
 //
-// Work is cut into fixed chunks of kChunk elements of the logical (row-major)
+// Work is cut into fixed chunks of chunk_elements(numel) elements of the logical (row-major)
 // index space. oneTBB runs the chunks in parallel; each writes its partial
 // signature (and spatial-map partial) into a slot allocated once per call, and
 // the slots are merged in index order. The result therefore does not depend on
@@ -32,6 +32,15 @@ namespace peat::analyzer {
 namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 16;
+constexpr int64_t kMaxChunks = 4096;  // bounds the per-call partials (about 2.4 KB each)
+
+// Elements per chunk: kChunk, or more for tensors above kChunk * kMaxChunks
+// elements. A function of the element count only, so the result does not
+// depend on the thread count.
+int64_t chunk_elements(int64_t numel) {
+  const int64_t per = (numel + kMaxChunks - 1) / kMaxChunks;
+  return std::max(kChunk, ((per + kChunk - 1) / kChunk) * kChunk);
+}
 
 bool is_host_device(DLDevice device) {
   return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
@@ -311,7 +320,8 @@ template <typename G, typename C>
 void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg, peat_signature_t& out,
              peat_spatial_map_t* map) {
   const int64_t numel = g.numel;
-  const int64_t chunks = (numel + kChunk - 1) / kChunk;
+  const int64_t chunk = chunk_elements(numel);
+  const int64_t chunks = (numel + chunk - 1) / chunk;
   std::vector<peat_signature_t> partials(static_cast<std::size_t>(std::max<int64_t>(chunks, 1)), empty_signature());
   std::vector<MapPartial> map_partials(map ? partials.size() : 0);
   MapTarget target{};
@@ -321,7 +331,7 @@ void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg
     peat_signature_t& s = partials[static_cast<std::size_t>(k)];
     s.golden_dtype = g.dtype;
     ChunkSums sums;
-    const int64_t begin = k * kChunk, end = std::min(numel, begin + kChunk);
+    const int64_t begin = k * chunk, end = std::min(numel, begin + chunk);
     MapPartial* mp = map ? &map_partials[static_cast<std::size_t>(k)] : nullptr;
     if (mp) map_partial_begin(*mp, cfg.index_base + begin, cfg.index_base + end);
     for_each_run(g, c, begin, end, [&](int64_t go, int64_t gs, int64_t co, int64_t cs, int64_t n, int64_t first) {
