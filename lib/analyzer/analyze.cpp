@@ -230,7 +230,8 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
   // The SIMD fast path: f32 against f32, both contiguous.
   constexpr bool kF32 = std::is_same_v<G, hd::FormatF32> && std::is_same_v<C, hd::FormatF32>;
   constexpr bool kBF16 = std::is_same_v<G, hd::FormatBF16> && std::is_same_v<C, hd::FormatBF16>;
-  const bool fast = (kF32 || kBF16) && g_stride == 1 && c_stride == 1 &&
+  constexpr bool kF16 = std::is_same_v<G, hd::FormatF16> && std::is_same_v<C, hd::FormatF16>;
+  const bool fast = (kF32 || kBF16 || kF16) && g_stride == 1 && c_stride == 1 &&
                     (!kMap || cfg.map_mismatch == PEAT_MISMATCH_TOLERANCE);
   for (int64_t j0 = 0; j0 < n;) {
     const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
@@ -246,6 +247,8 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
           done = f32_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
         else if constexpr (kBF16)
           done = bf16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
+        else if constexpr (kF16)
+          done = f16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
         if (done > 0) store_fast_state(st, s, sums);
         j += done;
         const int64_t k = std::min(j1, j + lanes);  // the vector that stopped the fast path
