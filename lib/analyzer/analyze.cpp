@@ -73,6 +73,44 @@ struct ChunkSums {
   double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
   uint64_t ratio_n = 0;
   double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
+
+  // XOR bit positions without a loop over the set bits: nibble j of nib[k]
+  // counts bit 4j+k (up to 15 pairs), widened into byte counters (byte m of
+  // bytes[k] counts bit 8m+k, of bytes[4+k] bit 8m+4+k) and flushed into the
+  // histogram before a byte can pass 255.
+  uint64_t nib[4] = {0, 0, 0, 0};
+  uint64_t bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int nib_n = 0, bytes_n = 0;
+
+  void xor_add(uint64_t x, uint64_t* hist) {
+    constexpr uint64_t kOnes = 0x1111111111111111ull;
+    nib[0] += x & kOnes;
+    nib[1] += (x >> 1) & kOnes;
+    nib[2] += (x >> 2) & kOnes;
+    nib[3] += (x >> 3) & kOnes;
+    if (++nib_n == 15) {
+      widen();
+      if (bytes_n > 240) xor_flush(hist);
+    }
+  }
+  void widen() {
+    constexpr uint64_t kLow = 0x0F0F0F0F0F0F0F0Full;
+    for (int k = 0; k < 4; ++k) {
+      bytes[k] += nib[k] & kLow;
+      bytes[4 + k] += (nib[k] >> 4) & kLow;
+      nib[k] = 0;
+    }
+    bytes_n += nib_n;
+    nib_n = 0;
+  }
+  void xor_flush(uint64_t* hist) {
+    widen();
+    for (int k = 0; k < 8; ++k) {
+      for (int m = 0; m < 8; ++m) hist[8 * m + k] += (bytes[k] >> (8 * m)) & 0xFF;
+      bytes[k] = 0;
+    }
+    bytes_n = 0;
+  }
 };
 
 // Folds the plain sums into the compensated ones and clears them.
@@ -177,7 +215,7 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
     s.ulp_hist[p.ulp_bucket] += 1;
     s.rel_hist[p.rel_bucket] += 1;
     s.xor_popcount_hist[hd::popcount64(p.xor_bits)] += 1;
-    for (uint64_t x = p.xor_bits; x != 0; x &= x - 1) s.xor_bit_hist[hd::ctz64(x)] += 1;
+    if (p.xor_bits != 0) sums.xor_add(p.xor_bits, s.xor_bit_hist);
     if (f & hd::kFinite) [[likely]] {
       s.finite_count += 1;
       if (p.abs_err > s.max_abs_error || s.max_abs_error_index < 0) {
@@ -267,6 +305,7 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
 
 void fold_sums(peat_signature_t& s, ChunkSums& sums) {
   fold_plain(s, sums);
+  sums.xor_flush(s.xor_bit_hist);
   if (sums.ratio_n > 0) {
     const double n = static_cast<double>(sums.ratio_n);
     const double mean_d = sums.ratio_s1 / n;
