@@ -14,7 +14,7 @@
 #include <peat/core.h>
 #include <peat/backend.h>
 #include <peat/session.h>
-/* object headers: analyzer */
+#include <peat/analyzer.h>
 /* object headers: injector */
 /* object headers: profiler */
 
