@@ -77,6 +77,8 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
   return builder.CreateVector(offsets);
 }
 
+}  // namespace
+
 std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t meta_len,
                              const std::vector<std::byte>& payload) {
   if (meta_len > kMaxMetaBytes) fail(PEAT_STATUS_INVALID_ARGUMENT, "record metadata of {} bytes is too large", meta_len);
@@ -97,8 +99,6 @@ std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t met
   if (!payload.empty()) std::memcpy(p + kFrameFixed + pad8(meta_len), payload.data(), payload.size());
   return out;
 }
-
-}  // namespace
 
 EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level) {
   if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)

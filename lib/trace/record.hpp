@@ -89,6 +89,11 @@ void check_tensor(const TensorData& tensor, const std::string& what);
 // Encodes one record (tensors with `codec` at zstd `level`). Thread-safe.
 EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level);
 
+// Frames FlatBuffer metadata and a payload as one record (kind is the frame's
+// kind field). Exposed for tests that build unusual records.
+std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t meta_len,
+                             const std::vector<std::byte>& payload);
+
 // Encodes the file header carrying `info`.
 std::vector<std::byte> encode_header(const RunInfoData& info);
 
