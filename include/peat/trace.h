@@ -119,7 +119,8 @@ typedef struct peat_trace_recovery {
   int32_t complete;      /* 1 when the file has a valid footer index (closed cleanly) */
   uint64_t records;      /* complete, intact records readable (excluding the index) */
   uint64_t valid_bytes;  /* bytes from the start of the file to the end of the last
-                            intact record (the header when there is none) */
+                            intact record (the header when there is none); the
+                            whole file when it is complete */
   uint64_t file_bytes;   /* size of the file */
 } peat_trace_recovery_t;
 

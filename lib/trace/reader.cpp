@@ -204,6 +204,7 @@ Reader::Reader(std::string path, const peat_trace_reader_options_t& options, boo
             if (std::memcmp(tr, kTrailerMagic, 8) == 0 && checksum(tr, 24) == get_u64(tr + 24) &&
                 get_u64(tr + 8) == pos && get_u64(tr + 16) == entries_.size()) {
               recovery_.complete = true;
+              recovery_.valid_bytes = file_size_;
               break;
             }
           }
