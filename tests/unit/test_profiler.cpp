@@ -434,7 +434,7 @@ TEST_CASE("profiler: concurrent recording from several threads, both queue polic
   }
 }
 
-TEST_CASE("profiler: device tensors go through the backend; misuse is refused", "[profiler]") {
+TEST_CASE("profiler: device tensors go through the backend, misuse is refused", "[profiler]") {
   TempDir dir;
   ::setenv("PEAT_BACKEND_PATH", PEAT_TEST_PLUGIN_DIR, 1);
   {

@@ -37,7 +37,10 @@ inline std::vector<unsigned char> read_file(const std::string& path) {
   return std::vector<unsigned char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// Replaces the file by a new one (unlink first: truncating an existing file in
+// place makes ext4 flush it to disk on close, which is slow).
 inline void write_file(const std::string& path, const std::vector<unsigned char>& bytes) {
+  ::unlink(path.c_str());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
