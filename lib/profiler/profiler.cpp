@@ -209,8 +209,10 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
     not_sampled_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  auto job = std::make_unique<Job>();
+  // `op` is declared before `job`: on an exception, job (whose destructor waits
+  // for staging still in flight) goes first, then the buffers it writes into.
   trace::OpData op;
+  auto job = std::make_unique<Job>();
   op.op = session_.op_name(a.op);
   op.phase = a.phase < 0 ? session_.phase() : a.phase;
   op.module_path = a.module_path ? a.module_path : "";
@@ -259,8 +261,8 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
 bool Profiler::record_checkpoint(const char* name, int64_t step, const std::vector<TensorArg>& tensors, void* stream) {
   check_usable();
   if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
+  trace::CheckpointData cp;  // before job: see record_op
   auto job = std::make_unique<Job>();
-  trace::CheckpointData cp;
   cp.name = name ? name : "";
   cp.step = step < 0 ? session_.step() : step;
   for (std::size_t i = 0; i < tensors.size(); ++i) {

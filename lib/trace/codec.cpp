@@ -12,33 +12,6 @@ namespace peat::trace {
 
 namespace {
 
-template <std::size_t E>
-void shuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) noexcept {
-  // Blocked so that each output stream is written sequentially in cache-sized runs.
-  constexpr std::size_t kBlock = 1024;
-  for (std::size_t start = 0; start < n; start += kBlock) {
-    const std::size_t end = start + kBlock < n ? start + kBlock : n;
-    for (std::size_t b = 0; b < E; ++b) {
-      std::byte* dst = out + b * n;
-      const std::byte* src = in + b;
-      for (std::size_t i = start; i < end; ++i) dst[i] = src[i * E];
-    }
-  }
-}
-
-template <std::size_t E>
-void unshuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) noexcept {
-  constexpr std::size_t kBlock = 1024;
-  for (std::size_t start = 0; start < n; start += kBlock) {
-    const std::size_t end = start + kBlock < n ? start + kBlock : n;
-    for (std::size_t b = 0; b < E; ++b) {
-      const std::byte* src = in + b * n;
-      std::byte* dst = out + b;
-      for (std::size_t i = start; i < end; ++i) dst[i * E] = src[i];
-    }
-  }
-}
-
 struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
 };
@@ -58,42 +31,6 @@ ZSTD_DCtx* thread_dctx() {
 }
 
 }  // namespace
-
-void shuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std::size_t elem_size) noexcept {
-  if (elem_size <= 1) {
-    if (bytes) std::memcpy(out, in, bytes);
-    return;
-  }
-  const std::size_t n = bytes / elem_size;
-  switch (elem_size) {
-    case 2: shuffle_fixed<2>(in, out, n); break;
-    case 4: shuffle_fixed<4>(in, out, n); break;
-    case 8: shuffle_fixed<8>(in, out, n); break;
-    default:
-      for (std::size_t b = 0; b < elem_size; ++b)
-        for (std::size_t i = 0; i < n; ++i) out[b * n + i] = in[i * elem_size + b];
-  }
-  const std::size_t done = n * elem_size;
-  if (bytes > done) std::memcpy(out + done, in + done, bytes - done);
-}
-
-void unshuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std::size_t elem_size) noexcept {
-  if (elem_size <= 1) {
-    if (bytes) std::memcpy(out, in, bytes);
-    return;
-  }
-  const std::size_t n = bytes / elem_size;
-  switch (elem_size) {
-    case 2: unshuffle_fixed<2>(in, out, n); break;
-    case 4: unshuffle_fixed<4>(in, out, n); break;
-    case 8: unshuffle_fixed<8>(in, out, n); break;
-    default:
-      for (std::size_t b = 0; b < elem_size; ++b)
-        for (std::size_t i = 0; i < n; ++i) out[i * elem_size + b] = in[b * n + i];
-  }
-  const std::size_t done = n * elem_size;
-  if (bytes > done) std::memcpy(out + done, in + done, bytes - done);
-}
 
 std::size_t encoded_bound(peat_trace_codec_t codec, std::size_t raw_bytes) noexcept {
   if (codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD) return raw_bytes == 0 ? 0 : ZSTD_compressBound(raw_bytes);
