@@ -113,10 +113,11 @@ void Profiler::add_rule(SampleRule rule) {
   std::fill(rule_cache_.begin(), rule_cache_.end(), kUndecided);
 }
 
-int Profiler::decide(uint32_t op) {
+bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
+  session_.check_op(op);
   {
     std::shared_lock lock(rules_mutex_);
-    if (op < rule_cache_.size() && rule_cache_[op] != kUndecided) return rule_cache_[op];
+    if (op < rule_cache_.size() && rule_cache_[op] != kUndecided) return selects(rule_cache_[op], call, step);
   }
   const std::string& name = session_.op_name(op);  // throws NOT_FOUND
   std::unique_lock lock(rules_mutex_);
@@ -129,14 +130,12 @@ int Profiler::decide(uint32_t op) {
     }
   }
   rule_cache_[op] = chosen;
-  return chosen;
+  return selects(chosen, call, step);
 }
 
-bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
-  session_.check_op(op);
-  const int rule = decide(op);
+// Whether rule `rule` (-1: none) selects a call; rules_mutex_ is held.
+bool Profiler::selects(int32_t rule, uint64_t call, int64_t step) const {
   if (rule < 0) return default_record_;
-  std::shared_lock lock(rules_mutex_);
   const SampleRule& r = rules_[static_cast<std::size_t>(rule)];
   if (!r.record) return false;
   if (r.every_n > 1 && call % r.every_n != 0) return false;
@@ -147,6 +146,7 @@ bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
 // ----------------------------------------------------------- recording --
 
 void Profiler::check_usable() const {
+  if (!stopped_.load(std::memory_order_acquire)) return;  // the hot path: no lock
   std::lock_guard lock(mutex_);
   if (closing_ || closed_) fail(PEAT_STATUS_BAD_STATE, "the profiler is closed");
   if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
@@ -342,6 +342,7 @@ void Profiler::encode(Job* job) noexcept {
 
 void Profiler::record_failure(peat_status_t status, const std::string& message) {
   failed_ = true;
+  stopped_.store(true, std::memory_order_release);
   error_status_ = status;
   error_message_ = message;
   try {
@@ -416,6 +417,7 @@ void Profiler::close() {
       return;
     }
     closing_ = true;
+    stopped_.store(true, std::memory_order_release);
     ready_cv_.notify_all();
     space_cv_.notify_all();
   }

@@ -83,7 +83,7 @@ class Profiler {
   struct Job;
 
   void check_usable() const;  // throws BAD_STATE / IO_ERROR
-  int decide(uint32_t op);    // index of the rule for `op`, -1 = none
+  bool selects(int32_t rule, uint64_t call, int64_t step) const;
   trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
   bool submit(std::unique_ptr<Job> job);
   void encode(Job* job) noexcept;
@@ -115,6 +115,7 @@ class Profiler {
   bool closing_ = false;
   bool closed_ = false;
   bool failed_ = false;
+  std::atomic<bool> stopped_{false};  // closing_ || closed_ || failed_, read without the lock
   peat_status_t error_status_ = PEAT_STATUS_OK;
   std::string error_message_;
   peat_status_t close_status_ = PEAT_STATUS_OK;
