@@ -16,18 +16,6 @@ peat::Profiler& as_profiler(peat_profiler_t* profiler) {
   return *profiler;
 }
 
-std::vector<peat::TensorArg> tensor_args(const DLTensor* const* tensors, const char* const* names, uint64_t n,
-                                         const char* what) {
-  if (n > 0 && tensors == nullptr) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "{} is NULL but its count is {}", what, n);
-  if (n > (uint64_t{1} << 20)) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: {} tensors is too many", what, n);
-  std::vector<peat::TensorArg> out(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    out[i].tensor = tensors[i];
-    out[i].name = names ? names[i] : nullptr;
-  }
-  return out;
-}
-
 }  // namespace
 
 extern "C" {
@@ -130,8 +118,8 @@ PEAT_API peat_status_t peat_profiler_record_op(peat_profiler_t* profiler, const 
     args.module_path = r.module_path;
     args.attrs = r.attrs;
     args.n_attrs = r.n_attrs;
-    args.inputs = tensor_args(r.inputs, r.input_names, r.n_inputs, "record.inputs");
-    args.outputs = tensor_args(r.outputs, r.output_names, r.n_outputs, "record.outputs");
+    args.inputs = peat::TensorList{r.inputs, r.input_names, r.n_inputs};
+    args.outputs = peat::TensorList{r.outputs, r.output_names, r.n_outputs};
     args.stream = r.stream;
     const bool recorded = p.record_op(args, out_call);
     if (out_recorded) *out_recorded = recorded ? 1 : 0;
@@ -143,8 +131,7 @@ PEAT_API peat_status_t peat_profiler_record_checkpoint(peat_profiler_t* profiler
                                                        uint64_t n, void* stream, int32_t* out_recorded) {
   return peat::c_call(__func__, [&] {
     auto& p = as_profiler(profiler);
-    const auto args = tensor_args(tensors, names, n, "tensors");
-    const bool recorded = p.record_checkpoint(name, step, args, stream);
+    const bool recorded = p.record_checkpoint(name, step, peat::TensorList{tensors, names, n}, stream);
     if (out_recorded) *out_recorded = recorded ? 1 : 0;
   });
 }

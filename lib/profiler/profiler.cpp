@@ -15,6 +15,11 @@ namespace peat {
 
 namespace {
 constexpr int32_t kUndecided = -2;
+
+void check_list(const TensorList& list, const char* what) {
+  if (list.n > 0 && list.tensors == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "{} is NULL but its count is {}", what, list.n);
+  if (list.n > (uint64_t{1} << 20)) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: {} tensors is too many", what, list.n);
+}
 constexpr uint64_t kRecordOverhead = 256;  // queue-byte estimate of a record's metadata
 }  // namespace
 
@@ -245,11 +250,13 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
     job->bytes += at.key.size() + at.s.size() + at.ints.size() * 8 + 32;
     op.attrs.push_back(std::move(at));
   }
-  for (std::size_t i = 0; i < a.inputs.size(); ++i) {
+  check_list(a.inputs, "inputs");
+  check_list(a.outputs, "outputs");
+  for (uint64_t i = 0; i < a.inputs.n; ++i) {
     op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job));
     job->bytes += op.inputs.back().bytes.size() + 64;
   }
-  for (std::size_t i = 0; i < a.outputs.size(); ++i) {
+  for (uint64_t i = 0; i < a.outputs.n; ++i) {
     op.outputs.push_back(capture(a.outputs[i], fmt::format("outputs[{}]", i), a.stream, *job));
     job->bytes += op.outputs.back().bytes.size() + 64;
   }
@@ -258,14 +265,15 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
   return submit(std::move(job));
 }
 
-bool Profiler::record_checkpoint(const char* name, int64_t step, const std::vector<TensorArg>& tensors, void* stream) {
+bool Profiler::record_checkpoint(const char* name, int64_t step, const TensorList& tensors, void* stream) {
   check_usable();
   if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
   trace::CheckpointData cp;  // before job: see record_op
   auto job = std::make_unique<Job>();
   cp.name = name ? name : "";
   cp.step = step < 0 ? session_.step() : step;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
+  check_list(tensors, "tensors");
+  for (uint64_t i = 0; i < tensors.n; ++i) {
     cp.tensors.push_back(capture(tensors[i], fmt::format("tensors[{}]", i), stream, *job));
     job->bytes += cp.tensors.back().bytes.size() + 64 + cp.tensors.back().name.size();
   }

@@ -42,6 +42,14 @@ struct TensorArg {
   const char* name = nullptr;
 };
 
+// Borrowed tensor list of a record call (no allocation on the hot path).
+struct TensorList {
+  const DLTensor* const* tensors = nullptr;
+  const char* const* names = nullptr;  // may be NULL
+  uint64_t n = 0;
+  TensorArg operator[](uint64_t i) const { return TensorArg{tensors[i], names ? names[i] : nullptr}; }
+};
+
 struct OpArgs {
   uint32_t op = 0;
   uint64_t call_index = PEAT_CALL_NEXT;
@@ -51,8 +59,8 @@ struct OpArgs {
   const char* module_path = nullptr;
   const peat_attr_t* attrs = nullptr;
   uint64_t n_attrs = 0;
-  std::vector<TensorArg> inputs;
-  std::vector<TensorArg> outputs;
+  TensorList inputs;
+  TensorList outputs;
   void* stream = nullptr;
 };
 
@@ -70,7 +78,7 @@ class Profiler {
   // selected or was dropped; throws BAD_STATE after close, IO_ERROR after a
   // write error, INVALID_ARGUMENT / UNSUPPORTED for bad input.
   bool record_op(const OpArgs& args, uint64_t* out_call);
-  bool record_checkpoint(const char* name, int64_t step, const std::vector<TensorArg>& tensors, void* stream);
+  bool record_checkpoint(const char* name, int64_t step, const TensorList& tensors, void* stream);
   bool record_scalar(const char* name, int64_t step, double value);
   bool mark_step(int64_t step);
 
