@@ -699,3 +699,37 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     peat_trace_close(r);
   }
 }
+
+TEST_CASE("trace: random garbage after a valid header never crashes open or recover", "[trace][corruption]") {
+  TempDir dir;
+  const std::string path = dir.file("t.peat");
+  write_small_trace(path);
+  const auto good = peat_test::read_file(path);
+  const std::size_t header_end = kHeaderFixed + pad8(get_u32(good.data() + 16));
+  std::mt19937 rng(99);
+  const std::string bad = dir.file("garbage.peat");
+  for (int iter = 0; iter < 300; ++iter) {
+    std::vector<unsigned char> bytes(good.begin(), good.begin() + static_cast<long>(header_end));
+    const std::size_t tail = rng() % 600;
+    for (std::size_t i = 0; i < tail; ++i) bytes.push_back(static_cast<unsigned char>(rng()));
+    if (iter % 2 == 0 && bytes.size() >= header_end + kFrameFixed) {
+      // a plausible frame header with random lengths (often huge)
+      unsigned char* f = bytes.data() + header_end;
+      put_u32(f, kRecordMagic);
+      put_u16(f + 4, static_cast<uint16_t>(1 + rng() % 4));
+      put_u32(f + 8, iter % 4 == 0 ? static_cast<uint32_t>(rng()) : static_cast<uint32_t>(rng() % 600));
+      put_u64(f + 16, iter % 3 == 0 ? (static_cast<uint64_t>(rng()) << 32 | rng()) : rng() % 600);
+    }
+    if (iter % 5 == 0) bytes.insert(bytes.end(), good.end() - kTrailerSize, good.end());  // a stray trailer
+    peat_test::write_file(bad, bytes);
+    peat_trace_reader_t* r = nullptr;
+    const peat_status_t s = peat_trace_open(bad.c_str(), nullptr, &r);
+    REQUIRE(s == PEAT_STATUS_CORRUPT_DATA);
+    peat_trace_recovery_t rec{};
+    rec.struct_size = sizeof rec;
+    REQUIRE(peat_trace_recover(bad.c_str(), nullptr, &r, &rec) == PEAT_STATUS_OK);
+    REQUIRE(rec.records == 0);
+    REQUIRE(rec.valid_bytes == header_end);
+    peat_trace_close(r);
+  }
+}
