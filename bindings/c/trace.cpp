@@ -7,6 +7,7 @@
 #include "trace/record.hpp"
 #include "trace/trace_generated.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -79,6 +80,9 @@ PEAT_API peat_status_t peat_trace_recover(const char* path, const peat_trace_rea
       out_recovery->records = r.records;
       out_recovery->valid_bytes = r.valid_bytes;
       out_recovery->file_bytes = r.file_bytes;
+      const std::size_t n = std::min(r.stop_reason.size(), sizeof(out_recovery->stop_reason) - 1);
+      std::memcpy(out_recovery->stop_reason, r.stop_reason.data(), n);
+      out_recovery->stop_reason[n] = '\0';
     }
     *out_reader = reader.release();
   });

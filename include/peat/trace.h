@@ -122,6 +122,8 @@ typedef struct peat_trace_recovery {
                             intact record (the header when there is none); the
                             whole file when it is complete */
   uint64_t file_bytes;   /* size of the file */
+  char stop_reason[256]; /* why the scan stopped, e.g. "record 12 at byte 40960: checksum
+                            mismatch"; "" for a complete file. NUL-terminated, truncated. */
 } peat_trace_recovery_t;
 
 /* Opens a trace whose writer may have been killed: reads the header, then

@@ -207,6 +207,8 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
     fail(PEAT_STATUS_INVALID_ARGUMENT, "phase {} is not -1 or a peat_phase_code value (0..3)", a.phase);
   if (a.n_attrs > 0 && a.attrs == nullptr)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs is NULL but n_attrs is {}", a.n_attrs);
+  check_list(a.inputs, "inputs");
+  check_list(a.outputs, "outputs");
   const uint64_t call = a.call_index == PEAT_CALL_NEXT ? session_.next_call(a.op) : a.call_index;
   if (out_call) *out_call = call;
   const int64_t step = a.step < 0 ? session_.step() : a.step;
@@ -250,8 +252,6 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
     job->bytes += at.key.size() + at.s.size() + at.ints.size() * 8 + 32;
     op.attrs.push_back(std::move(at));
   }
-  check_list(a.inputs, "inputs");
-  check_list(a.outputs, "outputs");
   for (uint64_t i = 0; i < a.inputs.n; ++i) {
     op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job));
     job->bytes += op.inputs.back().bytes.size() + 64;

@@ -107,7 +107,7 @@ int main(void) {
   CHECK_STATUS(peat_trace_recover(NULL, NULL, &r, &rc), PEAT_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(peat_trace_recover(kPath, NULL, NULL, &rc), PEAT_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(peat_trace_recover(kPath, NULL, &r, &rc), PEAT_STATUS_OK);
-  CHECK(rc.complete == 1 && rc.records == 4 && rc.valid_bytes == rc.file_bytes);
+  CHECK(rc.complete == 1 && rc.records == 4 && rc.valid_bytes == rc.file_bytes && rc.stop_reason[0] == 0);
   peat_trace_close(r);
   r = NULL;
   CHECK_STATUS(peat_trace_open(kPath, NULL, &r), PEAT_STATUS_OK);

@@ -464,6 +464,9 @@ TEST_CASE("trace: a file without footer needs recover, which reads every complet
     REQUIRE(rec.valid_bytes == (len == bytes.size() ? len : expect ? ends[expect - 1] : header_end));
     REQUIRE(rec.file_bytes == len);
     REQUIRE(rec.complete == (len == bytes.size() ? 1 : 0));
+    if (len == bytes.size()) REQUIRE(std::string(rec.stop_reason) == "");
+    else if (len == rec.valid_bytes) REQUIRE(std::string(rec.stop_reason).find("footer") != std::string::npos);
+    else REQUIRE(std::string(rec.stop_reason).find("at byte " + std::to_string(rec.valid_bytes)) != std::string::npos);
     uint64_t tensors = 0;
     REQUIRE(peat_trace_verify(r, &tensors) == PEAT_STATUS_OK);
     peat_trace_close(r);
