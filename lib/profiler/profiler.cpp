@@ -329,6 +329,9 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
 }
 
 void Profiler::encode(Job* job) noexcept {
+  // Synchronise with submit() through mutex_ (the job was queued under it):
+  // oneTBB's enqueue orders the accesses too, but race detectors only see the mutex.
+  { std::lock_guard lock(mutex_); }
   try {
     if (!job->tickets.empty()) job->wait_tickets();
     job->encoded = trace::encode_record(job->data, codec_, zstd_level_);
