@@ -15,6 +15,7 @@ namespace peat {
 
 namespace {
 constexpr int32_t kUndecided = -2;
+std::mutex g_handoff_mutex;  // see Profiler::submit
 
 void check_list(const TensorList& list, const char* what) {
   if (list.n > 0 && list.tensors == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "{} is NULL but its count is {}", what, list.n);
@@ -324,14 +325,20 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
   queue_.push_back(std::move(job));
   pending_tasks_.fetch_add(1, std::memory_order_relaxed);
   lock.unlock();
-  arena_.enqueue([this, raw] { encode(raw); });
+  {
+    // Held while the task is built so that the task (which takes it before
+    // reading its captures) is ordered after the build in a way race detectors
+    // see: oneTBB orders them too, but it is not instrumented.
+    std::lock_guard handoff(g_handoff_mutex);
+    arena_.enqueue([this, raw] {
+      { std::lock_guard wait_for_submitter(g_handoff_mutex); }
+      encode(raw);
+    });
+  }
   return true;
 }
 
 void Profiler::encode(Job* job) noexcept {
-  // Synchronise with submit() through mutex_ (the job was queued under it):
-  // oneTBB's enqueue orders the accesses too, but race detectors only see the mutex.
-  { std::lock_guard lock(mutex_); }
   try {
     if (!job->tickets.empty()) job->wait_tickets();
     job->encoded = trace::encode_record(job->data, codec_, zstd_level_);
