@@ -16,6 +16,7 @@
 #include <peat/session.h>
 #include <peat/analyzer.h>
 /* object headers: injector */
-/* object headers: profiler */
+#include <peat/trace.h>
+#include <peat/profiler.h>
 
 #endif /* PEAT_PEAT_H */

@@ -1,0 +1,480 @@
+#include "profiler/profiler.hpp"
+
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "core/tensor_view.hpp"
+#include "core/version.hpp"
+#include "session/session.hpp"
+#include "trace/writer.hpp"
+
+#include <cstring>
+
+#include <fnmatch.h>
+
+namespace peat {
+
+namespace {
+constexpr int32_t kUndecided = -2;
+std::mutex g_handoff_mutex;  // see Profiler::submit
+
+void check_list(const TensorList& list, const char* what) {
+  if (list.n > 0 && list.tensors == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "{} is NULL but its count is {}", what, list.n);
+  if (list.n > (uint64_t{1} << 20)) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: {} tensors is too many", what, list.n);
+}
+constexpr uint64_t kRecordOverhead = 256;  // queue-byte estimate of a record's metadata
+}  // namespace
+
+struct Profiler::Job {
+  uint64_t seq = 0;
+  trace::RecordData data;
+  uint64_t bytes = kRecordOverhead;
+  const peat_backend_api_t* api = nullptr;  // for staging tickets
+  std::vector<void*> tickets;
+  trace::EncodedRecord encoded;
+  bool done = false;
+  bool ok = true;
+  std::string error;
+
+  void wait_tickets() {
+    std::string first_error;
+    for (void* t : tickets) {
+      if (api->stage_wait(t) != PEAT_STATUS_OK && first_error.empty()) {
+        const char* m = api->last_error ? api->last_error() : nullptr;
+        first_error = m ? m : "stage_wait failed";
+      }
+    }
+    tickets.clear();
+    if (!first_error.empty()) fail(PEAT_STATUS_IO_ERROR, "device-to-host staging failed: {}", first_error);
+  }
+  ~Job() {
+    try {
+      if (!tickets.empty()) wait_tickets();
+    } catch (...) {
+    }
+  }
+};
+
+Profiler::Profiler(Session& session, const peat_profiler_options_t& o)
+    : session_(session),
+      codec_(o.codec),
+      zstd_level_(o.zstd_level),
+      queue_capacity_(o.queue_bytes),
+      policy_(o.full_queue_policy),
+      default_record_(o.default_record != 0),
+      budget_(o.byte_budget) {
+  if (o.path == nullptr || *o.path == '\0') fail(PEAT_STATUS_INVALID_ARGUMENT, "options.path is NULL or empty");
+  if (codec_ != PEAT_TRACE_CODEC_RAW && codec_ != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.codec {} is not a peat_trace_codec_code value (0..1)", codec_);
+  if (zstd_level_ < 1 || zstd_level_ > 19)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.zstd_level {} is outside [1, 19]", zstd_level_);
+  if (queue_capacity_ < (uint64_t{1} << 20))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.queue_bytes {} is below 1 MiB", queue_capacity_);
+  if (policy_ != PEAT_QUEUE_BLOCK && policy_ != PEAT_QUEUE_DROP)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.full_queue_policy {} is not a peat_queue_policy_code value (0..1)",
+         policy_);
+  if (o.default_record != 0 && o.default_record != 1)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.default_record is {}; it must be 0 or 1", o.default_record);
+  if (o.n_tags > 0 && o.tags == nullptr)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.tags is NULL but options.n_tags is {}", o.n_tags);
+
+  trace::RunInfoData info;
+  info.framework = o.framework ? o.framework : "";
+  try {
+    const peat_backend_device_info_t dev = session_.backend().device_info(0);
+    info.device = dev.name;
+    info.vendor = dev.vendor;
+  } catch (const Error&) {
+    // no device 0: leave the fields empty unless the caller names them
+  }
+  if (o.device) info.device = o.device;
+  if (o.vendor) info.vendor = o.vendor;
+  info.library_version = version_string();
+  info.run_name = session_.run_name();
+  info.rank = session_.rank();
+  info.world_size = session_.world_size();
+  info.created_unix_ns = trace::now_unix_ns();
+  for (uint32_t i = 0; i < o.n_tags; ++i) {
+    if (o.tags[i].key == nullptr || *o.tags[i].key == '\0')
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "options.tags[{}].key is NULL or empty", i);
+    info.tags.emplace_back(o.tags[i].key, o.tags[i].value ? o.tags[i].value : "");
+  }
+  writer_ = std::make_unique<trace::Writer>(o.path, info);
+  file_bytes_ = writer_->bytes();
+  writer_thread_ = std::thread([this] { writer_loop(); });
+}
+
+Profiler::~Profiler() {
+  try {
+    close();
+  } catch (...) {
+  }
+  if (writer_thread_.joinable()) writer_thread_.join();
+}
+
+// ------------------------------------------------------------ sampling --
+
+void Profiler::add_rule(SampleRule rule) {
+  std::unique_lock lock(rules_mutex_);
+  rules_.push_back(std::move(rule));
+  std::fill(rule_cache_.begin(), rule_cache_.end(), kUndecided);
+}
+
+bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
+  session_.check_op(op);
+  {
+    std::shared_lock lock(rules_mutex_);
+    if (op < rule_cache_.size() && rule_cache_[op] != kUndecided) return selects(rule_cache_[op], call, step);
+  }
+  const std::string& name = session_.op_name(op);  // throws NOT_FOUND
+  std::unique_lock lock(rules_mutex_);
+  if (rule_cache_.size() <= op) rule_cache_.resize(std::max<std::size_t>(op + 1, session_.op_count()), kUndecided);
+  int32_t chosen = -1;
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    if (::fnmatch(rules_[i].op_glob.c_str(), name.c_str(), 0) == 0) {
+      chosen = static_cast<int32_t>(i);
+      break;
+    }
+  }
+  rule_cache_[op] = chosen;
+  return selects(chosen, call, step);
+}
+
+// Whether rule `rule` (-1: none) selects a call; rules_mutex_ is held.
+bool Profiler::selects(int32_t rule, uint64_t call, int64_t step) const {
+  if (rule < 0) return default_record_;
+  const SampleRule& r = rules_[static_cast<std::size_t>(rule)];
+  if (!r.record) return false;
+  if (r.every_n > 1 && call % r.every_n != 0) return false;
+  if (r.first_k > 0 && call >= r.first_k) return false;
+  return step >= r.step_begin && step < r.step_end;
+}
+
+// ----------------------------------------------------------- recording --
+
+void Profiler::check_usable() const {
+  if (!stopped_.load(std::memory_order_acquire)) return;  // the hot path: no lock
+  std::lock_guard lock(mutex_);
+  if (closing_ || closed_) fail(PEAT_STATUS_BAD_STATE, "the profiler is closed");
+  if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
+}
+
+trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& what, void* stream, Job& job) {
+  const TensorView v = make_view(arg.tensor, what);
+  trace::TensorData t;
+  if (arg.name) t.name = arg.name;
+  t.dtype = v.dtype;
+  t.shape.assign(v.shape.begin(), v.shape.begin() + v.ndim);
+  t.device = v.device;
+  const std::size_t es = trace::element_size(v.dtype);
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(v.numel), es, &bytes))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: byte size overflows", what);
+  t.bytes.resize(bytes);
+  if (bytes == 0) return t;
+  const int32_t dt = v.device.device_type;
+  if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost) {
+    if (v.contiguous) {
+      std::memcpy(t.bytes.data(), v.base, bytes);
+    } else {
+      for (int64_t i = 0; i < v.numel; ++i)
+        std::memcpy(t.bytes.data() + static_cast<std::size_t>(i) * es, v.base + v.offset_of(i) * static_cast<int64_t>(es), es);
+    }
+    return t;
+  }
+  Backend& backend = session_.backend();
+  if (backend.api().device_type != dt)
+    fail(PEAT_STATUS_UNSUPPORTED, "{}: tensor on device type {} but the session's backend '{}' serves device type {}",
+         what, dt, backend.name(), backend.api().device_type);
+  if (!v.contiguous)
+    fail(PEAT_STATUS_UNSUPPORTED, "{}: non-contiguous device tensors cannot be staged; pass a contiguous view", what);
+  if (PEAT_BACKEND_HAS(backend, stage_to_host_async) && PEAT_BACKEND_HAS(backend, stage_wait)) {
+    void* ticket = nullptr;
+    job.api = &backend.api();
+    backend.check(backend.api().stage_to_host_async(t.bytes.data(), v.base, v.device, bytes, stream, &ticket),
+                  "stage_to_host_async");
+    job.tickets.push_back(ticket);
+  } else {
+    backend.check(backend.api().copy(t.bytes.data(), DLDevice{kDLCPU, 0}, v.base, v.device, bytes, stream), "copy");
+    backend.check(backend.api().synchronize(v.device.device_id, stream), "synchronize");
+  }
+  return t;
+}
+
+bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
+  check_usable();
+  session_.check_op(a.op);
+  if (a.step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", a.step);
+  if (a.phase < -1 || a.phase > PEAT_PHASE_OTHER)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "phase {} is not -1 or a peat_phase_code value (0..3)", a.phase);
+  if (a.n_attrs > 0 && a.attrs == nullptr)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs is NULL but n_attrs is {}", a.n_attrs);
+  check_list(a.inputs, "inputs");
+  check_list(a.outputs, "outputs");
+  const uint64_t call = a.call_index == PEAT_CALL_NEXT ? session_.next_call(a.op) : a.call_index;
+  if (out_call) *out_call = call;
+  const int64_t step = a.step < 0 ? session_.step() : a.step;
+  if (!a.force && !should_record(a.op, call, step)) {
+    not_sampled_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  // `op` is declared before `job`: on an exception, job (whose destructor waits
+  // for staging still in flight) goes first, then the buffers it writes into.
+  trace::OpData op;
+  auto job = std::make_unique<Job>();
+  op.op = session_.op_name(a.op);
+  op.phase = a.phase < 0 ? session_.phase() : a.phase;
+  op.module_path = a.module_path ? a.module_path : "";
+  op.step = step;
+  op.call_index = call;
+  for (uint64_t i = 0; i < a.n_attrs; ++i) {
+    const peat_attr_t& in = a.attrs[i];
+    trace::AttrData at;
+    if (in.key == nullptr || *in.key == '\0') fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs[{}].key is NULL or empty", i);
+    at.key = in.key;
+    at.type = in.type;
+    switch (in.type) {
+      case PEAT_ATTR_INT: at.i = in.i; break;
+      case PEAT_ATTR_FLOAT: at.f = in.f; break;
+      case PEAT_ATTR_STRING:
+        if (in.s == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs[{}] ('{}'): string value is NULL", i, at.key);
+        at.s = in.s;
+        break;
+      case PEAT_ATTR_INT_ARRAY:
+        if (in.n_ints > 0 && in.ints == nullptr)
+          fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs[{}] ('{}'): ints is NULL but n_ints is {}", i, at.key, in.n_ints);
+        if (in.n_ints > (uint64_t{1} << 24))
+          fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs[{}] ('{}'): {} ints is too many", i, at.key, in.n_ints);
+        at.ints.assign(in.ints, in.ints + in.n_ints);
+        break;
+      default:
+        fail(PEAT_STATUS_INVALID_ARGUMENT, "attrs[{}] ('{}'): type {} is not a peat_attr_type_code value (0..3)", i,
+             at.key, in.type);
+    }
+    job->bytes += at.key.size() + at.s.size() + at.ints.size() * 8 + 32;
+    op.attrs.push_back(std::move(at));
+  }
+  for (uint64_t i = 0; i < a.inputs.n; ++i) {
+    op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job));
+    job->bytes += op.inputs.back().bytes.size() + 64;
+  }
+  for (uint64_t i = 0; i < a.outputs.n; ++i) {
+    op.outputs.push_back(capture(a.outputs[i], fmt::format("outputs[{}]", i), a.stream, *job));
+    job->bytes += op.outputs.back().bytes.size() + 64;
+  }
+  job->bytes += op.op.size() + op.module_path.size();
+  job->data = std::move(op);
+  return submit(std::move(job));
+}
+
+bool Profiler::record_checkpoint(const char* name, int64_t step, const TensorList& tensors, void* stream) {
+  check_usable();
+  if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
+  trace::CheckpointData cp;  // before job: see record_op
+  auto job = std::make_unique<Job>();
+  cp.name = name ? name : "";
+  cp.step = step < 0 ? session_.step() : step;
+  check_list(tensors, "tensors");
+  for (uint64_t i = 0; i < tensors.n; ++i) {
+    cp.tensors.push_back(capture(tensors[i], fmt::format("tensors[{}]", i), stream, *job));
+    job->bytes += cp.tensors.back().bytes.size() + 64 + cp.tensors.back().name.size();
+  }
+  job->data = std::move(cp);
+  return submit(std::move(job));
+}
+
+bool Profiler::record_scalar(const char* name, int64_t step, double value) {
+  check_usable();
+  if (name == nullptr || *name == '\0') fail(PEAT_STATUS_INVALID_ARGUMENT, "scalar name is NULL or empty");
+  if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
+  auto job = std::make_unique<Job>();
+  job->data = trace::ScalarData{name, step < 0 ? session_.step() : step, value};
+  return submit(std::move(job));
+}
+
+bool Profiler::mark_step(int64_t step) {
+  if (step < 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative", step);
+  session_.set_step(step);
+  check_usable();
+  auto job = std::make_unique<Job>();
+  job->data = trace::StepData{step, trace::now_unix_ns()};
+  return submit(std::move(job));
+}
+
+bool Profiler::submit(std::unique_ptr<Job> job) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (closing_ || closed_) fail(PEAT_STATUS_BAD_STATE, "the profiler is closed");
+    if (failed_) {
+      ++dropped_error_;
+      fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
+    }
+    if (budget_ != 0 && file_bytes_ + queue_bytes_ + job->bytes > budget_) {
+      ++dropped_budget_;
+      return false;
+    }
+    if (queue_.empty() || queue_bytes_ + job->bytes <= queue_capacity_) break;
+    if (policy_ == PEAT_QUEUE_DROP) {
+      ++dropped_queue_full_;
+      return false;
+    }
+    space_cv_.wait(lock);
+  }
+  job->seq = next_seq_++;
+  Job* raw = job.get();
+  queue_bytes_ += job->bytes;
+  queue_.push_back(std::move(job));
+  pending_tasks_.fetch_add(1, std::memory_order_relaxed);
+  lock.unlock();
+  {
+    // Held while the task is built so that the task (which takes it before
+    // reading its captures) is ordered after the build in a way race detectors
+    // see: oneTBB orders them too, but it is not instrumented.
+    std::lock_guard handoff(g_handoff_mutex);
+    arena_.enqueue([this, raw] {
+      { std::lock_guard wait_for_submitter(g_handoff_mutex); }
+      encode(raw);
+    });
+  }
+  return true;
+}
+
+void Profiler::encode(Job* job) noexcept {
+  try {
+    if (!job->tickets.empty()) job->wait_tickets();
+    job->encoded = trace::encode_record(job->data, codec_, zstd_level_);
+    job->data = trace::StepData{};  // release the raw tensor copies early
+  } catch (const std::exception& e) {
+    job->ok = false;
+    try {
+      job->error = e.what();
+    } catch (...) {
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    job->done = true;
+    ready_cv_.notify_all();
+  }
+  pending_tasks_.fetch_sub(1, std::memory_order_release);  // last touch of *this
+}
+
+void Profiler::record_failure(peat_status_t status, const std::string& message) {
+  failed_ = true;
+  stopped_.store(true, std::memory_order_release);
+  error_status_ = status;
+  error_message_ = message;
+  try {
+    session_.log(PEAT_LOG_ERROR, "profiler: recording stopped: " + message);
+  } catch (...) {
+  }
+}
+
+void Profiler::writer_loop() noexcept {
+  for (;;) {
+    std::unique_ptr<Job> job;
+    bool failed = false;
+    {
+      std::unique_lock lock(mutex_);
+      ready_cv_.wait(lock, [&] { return (!queue_.empty() && queue_.front()->done) || (closing_ && queue_.empty()); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      failed = failed_;
+    }
+    bool ok = false;
+    peat_status_t status = PEAT_STATUS_OK;
+    std::string message;
+    if (!failed && job->ok) {
+      try {
+        writer_->append(job->encoded);
+        ok = true;
+      } catch (const Error& e) {
+        status = e.status();
+        message = e.what();
+      } catch (const std::exception& e) {
+        status = PEAT_STATUS_INTERNAL;
+        message = e.what();
+      }
+    }
+    std::lock_guard lock(mutex_);
+    queue_bytes_ -= job->bytes;
+    ++finished_seq_;
+    if (ok) {
+      ++written_;
+      raw_written_ += job->encoded.raw_bytes;
+      file_bytes_ = writer_->bytes();
+    } else {
+      ++dropped_error_;
+      if (!job->ok) {
+        try {
+          session_.log(PEAT_LOG_WARNING, "profiler: a record could not be encoded and was dropped: " + job->error);
+        } catch (...) {
+        }
+      } else if (!failed) {
+        record_failure(status, message);
+      }
+    }
+    space_cv_.notify_all();
+    done_cv_.notify_all();
+  }
+}
+
+void Profiler::flush() {
+  std::unique_lock lock(mutex_);
+  const uint64_t target = next_seq_;
+  done_cv_.wait(lock, [&] { return finished_seq_ >= target; });
+  if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
+}
+
+void Profiler::close() {
+  std::lock_guard close_lock(close_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+      if (close_status_ != PEAT_STATUS_OK) fail(close_status_, "{}", close_message_);
+      return;
+    }
+    closing_ = true;
+    stopped_.store(true, std::memory_order_release);
+    ready_cv_.notify_all();
+    space_cv_.notify_all();
+  }
+  if (writer_thread_.joinable()) writer_thread_.join();
+  while (pending_tasks_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+  if (!failed_) {
+    try {
+      writer_->close();
+      file_bytes_ = writer_->bytes();
+    } catch (const Error& e) {
+      record_failure(e.status(), e.what());
+    }
+  } else {
+    writer_->abandon();
+  }
+  if (failed_) {
+    close_status_ = error_status_;
+    close_message_ = fmt::format("recording stopped after an error: {}", error_message_);
+    fail(close_status_, "{}", close_message_);
+  }
+}
+
+peat_profiler_stats_t Profiler::stats() const {
+  std::lock_guard lock(mutex_);
+  peat_profiler_stats_t s{};
+  s.struct_size = sizeof(s);
+  s.error = failed_ ? error_status_ : PEAT_STATUS_OK;
+  s.records_written = written_;
+  s.records_pending = queue_.size();
+  s.not_sampled = not_sampled_.load(std::memory_order_relaxed);
+  s.dropped_queue_full = dropped_queue_full_;
+  s.dropped_budget = dropped_budget_;
+  s.dropped_error = dropped_error_;
+  s.raw_bytes = raw_written_;
+  s.file_bytes = file_bytes_;
+  s.queue_bytes = queue_bytes_;
+  return s;
+}
+
+}  // namespace peat

@@ -1,0 +1,152 @@
+// peat::Profiler — asynchronous recording of a training run into a trace file
+// (peat/profiler.h). Record calls copy or stage tensors into a bounded queue;
+// oneTBB tasks encode records; one writer thread appends them in call order.
+#pragma once
+
+#include <peat/profiler.h>
+
+#include "trace/record.hpp"
+
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace peat {
+
+class Session;
+namespace trace {
+class Writer;
+}
+
+struct SampleRule {
+  bool record = true;
+  std::string op_glob;
+  uint64_t every_n = 1;
+  uint64_t first_k = 0;
+  int64_t step_begin = 0;
+  int64_t step_end = INT64_MAX;
+};
+
+// A borrowed tensor handed to a record call.
+struct TensorArg {
+  const DLTensor* tensor = nullptr;
+  const char* name = nullptr;
+};
+
+// Borrowed tensor list of a record call (no allocation on the hot path).
+struct TensorList {
+  const DLTensor* const* tensors = nullptr;
+  const char* const* names = nullptr;  // may be NULL
+  uint64_t n = 0;
+  TensorArg operator[](uint64_t i) const { return TensorArg{tensors[i], names ? names[i] : nullptr}; }
+};
+
+struct OpArgs {
+  uint32_t op = 0;
+  uint64_t call_index = PEAT_CALL_NEXT;
+  int64_t step = -1;
+  peat_phase_t phase = -1;
+  bool force = false;
+  const char* module_path = nullptr;
+  const peat_attr_t* attrs = nullptr;
+  uint64_t n_attrs = 0;
+  TensorList inputs;
+  TensorList outputs;
+  void* stream = nullptr;
+};
+
+class Profiler {
+ public:
+  Profiler(Session& session, const peat_profiler_options_t& options);  // throws peat::Error
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  void add_rule(SampleRule rule);
+  bool should_record(uint32_t op, uint64_t call, int64_t step);
+
+  // Each returns true when the record was queued, false when it was not
+  // selected or was dropped; throws BAD_STATE after close, IO_ERROR after a
+  // write error, INVALID_ARGUMENT / UNSUPPORTED for bad input.
+  bool record_op(const OpArgs& args, uint64_t* out_call);
+  bool record_checkpoint(const char* name, int64_t step, const TensorList& tensors, void* stream);
+  bool record_scalar(const char* name, int64_t step, double value);
+  bool mark_step(int64_t step);
+
+  void flush();
+  void close();
+  peat_profiler_stats_t stats() const;
+  Session& session() const noexcept { return session_; }
+
+ private:
+  struct Job;
+
+  void check_usable() const;  // throws BAD_STATE / IO_ERROR
+  bool selects(int32_t rule, uint64_t call, int64_t step) const;
+  trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
+  bool submit(std::unique_ptr<Job> job);
+  void encode(Job* job) noexcept;
+  void writer_loop() noexcept;
+  void record_failure(peat_status_t status, const std::string& message);
+
+  Session& session_;
+  peat_trace_codec_t codec_;
+  int zstd_level_;
+  uint64_t queue_capacity_;
+  peat_queue_policy_t policy_;
+  bool default_record_;
+  uint64_t budget_;
+
+  // sampling
+  mutable std::shared_mutex rules_mutex_;
+  std::vector<SampleRule> rules_;
+  std::vector<int32_t> rule_cache_;  // per op id: rule index, -1 none, -2 not yet decided
+
+  // queue
+  mutable std::mutex mutex_;
+  std::condition_variable space_cv_;
+  std::condition_variable ready_cv_;
+  std::condition_variable done_cv_;
+  std::deque<std::unique_ptr<Job>> queue_;
+  uint64_t next_seq_ = 0;
+  uint64_t finished_seq_ = 0;  // jobs taken off the queue (written or discarded)
+  uint64_t queue_bytes_ = 0;
+  bool closing_ = false;
+  bool closed_ = false;
+  bool failed_ = false;
+  std::atomic<bool> stopped_{false};  // closing_ || closed_ || failed_, read without the lock
+  peat_status_t error_status_ = PEAT_STATUS_OK;
+  std::string error_message_;
+  peat_status_t close_status_ = PEAT_STATUS_OK;
+  std::string close_message_;
+
+  // counters (under mutex_ unless atomic)
+  std::atomic<uint64_t> not_sampled_{0};
+  uint64_t written_ = 0;
+  uint64_t dropped_queue_full_ = 0;
+  uint64_t dropped_budget_ = 0;
+  uint64_t dropped_error_ = 0;
+  uint64_t raw_written_ = 0;
+  uint64_t file_bytes_ = 0;
+
+  std::unique_ptr<trace::Writer> writer_;
+  std::mutex close_mutex_;
+  tbb::task_arena arena_;
+  std::atomic<int64_t> pending_tasks_{0};
+  std::thread writer_thread_;
+};
+
+}  // namespace peat
+
+struct peat_profiler : peat::Profiler {
+  using peat::Profiler::Profiler;
+};

@@ -1,0 +1,39 @@
+// Tensor payload codecs of the trace format: raw, and byte-shuffle + zstd.
+// Byte-shuffle groups byte 0 of every element, then byte 1, ... so that the
+// slowly varying sign/exponent bytes of float tensors sit together and zstd
+// finds them compressible.
+#pragma once
+
+#include <peat/trace.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace peat::trace {
+
+// out[b * n + i] = in[i * elem_size + b] for n = bytes / elem_size elements;
+// trailing bytes (bytes % elem_size) are copied as they are.
+void shuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std::size_t elem_size) noexcept;
+void unshuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std::size_t elem_size) noexcept;
+
+// Encodes `bytes` bytes of elements of `elem_size` bytes with `codec`
+// (zstd `level` for SHUFFLE_ZSTD); appends the encoded bytes to `out` and
+// returns how many were appended. Thread-safe (per-thread zstd contexts).
+// Throws peat::Error (INVALID_ARGUMENT for an unknown codec, INTERNAL when zstd fails).
+std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
+                   std::size_t elem_size, std::vector<std::byte>& out);
+
+// Decodes `encoded_bytes` bytes into exactly `raw_bytes` bytes at `dst`.
+// Returns an empty string on success, otherwise what is wrong with the data
+// (never throws for bad data; the caller adds file/record/offset).
+const char* decode(peat_trace_codec_t codec, const std::byte* in, std::size_t encoded_bytes, std::byte* dst,
+                   std::size_t raw_bytes, std::size_t elem_size, std::vector<std::byte>& scratch);
+
+// Upper bound of the encoded size of `raw_bytes` bytes with `codec`.
+std::size_t encoded_bound(peat_trace_codec_t codec, std::size_t raw_bytes) noexcept;
+
+// XXH3-64 of a byte range.
+uint64_t checksum(const void* data, std::size_t bytes) noexcept;
+
+}  // namespace peat::trace

@@ -1,0 +1,61 @@
+// The byte layout of a PEAT trace file (docs/trace-format.md): constants and
+// little-endian helpers shared by the writer and the reader.
+#pragma once
+
+#include <peat/trace.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace peat::trace {
+
+// File header: magic[8], u16 major, u16 minor, u32 flags, u32 meta_len,
+// u32 reserved, u64 checksum (XXH3-64 of bytes [0, 24) then the metadata),
+// then meta_len bytes of RunInfo FlatBuffer, zero-padded to a multiple of 8.
+inline constexpr unsigned char kFileMagic[8] = {0x89, 'P', 'E', 'A', 'T', '\r', '\n', 0x1A};
+inline constexpr std::size_t kHeaderFixed = 32;
+
+// Record frame: u32 magic, u16 kind, u16 flags, u32 meta_len, u32 reserved,
+// u64 payload_len, u64 checksum (XXH3-64 of bytes [0, 24) then the metadata),
+// then the metadata padded to 8, then the payload padded to 8.
+inline constexpr uint32_t kRecordMagic = 0x43455250u;  // "PREC" little-endian
+inline constexpr std::size_t kFrameFixed = 32;
+
+// Kinds in the frame: the public peat_trace_kind_code values plus the index.
+inline constexpr uint16_t kKindIndex = 15;
+
+// Trailer (last 32 bytes of a closed file): magic[8], u64 index_offset,
+// u64 record_count, u64 checksum (XXH3-64 of bytes [0, 24)).
+inline constexpr unsigned char kTrailerMagic[8] = {'P', 'E', 'A', 'T', 'E', 'N', 'D', 0};
+inline constexpr std::size_t kTrailerSize = 32;
+
+// Hard limits of the format.
+inline constexpr uint32_t kMaxMetaBytes = 0x7FFFFFFFu;  // meta_len < 2 GiB
+inline constexpr int kMaxDims = 32;
+
+constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+inline void put_u16(unsigned char* p, uint16_t v) {
+  p[0] = static_cast<unsigned char>(v);
+  p[1] = static_cast<unsigned char>(v >> 8);
+}
+inline void put_u32(unsigned char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+inline void put_u64(unsigned char* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+inline uint16_t get_u16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+inline uint32_t get_u32(const unsigned char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+inline uint64_t get_u64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace peat::trace

@@ -1,0 +1,444 @@
+#include "trace/reader.hpp"
+
+#include "core/error.hpp"
+#include "trace/codec.hpp"
+#include "trace/format.hpp"
+#include "trace/record.hpp"
+#include "trace/trace_generated.h"
+
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace peat::trace {
+
+namespace {
+
+const char* slot_name(peat_trace_slot_t slot) {
+  switch (slot) {
+    case PEAT_TRACE_SLOT_INPUT: return "inputs";
+    case PEAT_TRACE_SLOT_OUTPUT: return "outputs";
+    case PEAT_TRACE_SLOT_CHECKPOINT: return "tensors";
+    default: return "?";
+  }
+}
+
+uint64_t frame_checksum(const unsigned char* head24, const void* meta, std::size_t meta_len) {
+  XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) throw std::bad_alloc();
+  XXH3_64bits_reset(state);
+  XXH3_64bits_update(state, head24, 24);
+  XXH3_64bits_update(state, meta, meta_len);
+  const uint64_t sum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return sum;
+}
+
+// Checks one tensor description against the record's payload; "" when sound.
+std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len) {
+  if (t == nullptr) return "null tensor entry";
+  if (t->dtype_bits() == 0 || t->dtype_lanes() == 0) return "tensor dtype has zero bits or lanes";
+  const auto* shape = t->shape();
+  const uint32_t ndim = shape ? shape->size() : 0;
+  if (ndim > static_cast<uint32_t>(kMaxDims)) return fmt::format("tensor has {} dimensions (at most {})", ndim, kMaxDims);
+  uint64_t numel = 1;
+  for (uint32_t d = 0; d < ndim; ++d) {
+    const int64_t extent = shape->Get(d);
+    if (extent < 0) return fmt::format("tensor extent {} is negative", extent);
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(extent), &numel)) return "tensor element count overflows";
+  }
+  const DLDataType dt{t->dtype_code(), t->dtype_bits(), t->dtype_lanes()};
+  uint64_t raw = 0;
+  if (__builtin_mul_overflow(numel, element_size(dt), &raw) || raw > static_cast<uint64_t>(INT64_MAX))
+    return "tensor byte size overflows";
+  if (raw != t->raw_bytes())
+    return fmt::format("tensor declares {} bytes but its shape and dtype give {}", t->raw_bytes(), raw);
+  const auto codec = static_cast<peat_trace_codec_t>(t->codec());
+  if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
+    return fmt::format("tensor has unknown codec {}", static_cast<int>(codec));
+  const uint64_t enc = t->encoded_bytes();
+  if (enc > payload_len || t->payload_offset() > payload_len - enc)
+    return fmt::format("tensor payload [{}, +{}) lies outside the record's {}-byte payload", t->payload_offset(), enc,
+                       payload_len);
+  if (codec == PEAT_TRACE_CODEC_RAW && enc != raw)
+    return fmt::format("raw tensor has {} encoded bytes but {} decoded bytes", enc, raw);
+  if (codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && enc > encoded_bound(codec, raw))
+    return fmt::format("compressed tensor of {} bytes is larger than the bound for {} bytes", enc, raw);
+  return {};
+}
+
+std::string check_tensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v, const char* what,
+                          uint64_t payload_len) {
+  if (v == nullptr) return {};
+  for (uint32_t i = 0; i < v->size(); ++i) {
+    std::string why = check_tensor_desc(v->Get(i), payload_len);
+    if (!why.empty()) return fmt::format("{}[{}]: {}", what, i, why);
+  }
+  return {};
+}
+
+std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len) {
+  switch (kind) {
+    case PEAT_TRACE_KIND_OP: {
+      const auto* op = rec->body_as_OpInvocation();
+      if (op == nullptr) return "frame kind 'op' but the metadata holds another record type";
+      if (op->op() == nullptr || op->op()->size() == 0) return "op record without an op name";
+      if (op->phase() < PEAT_PHASE_FORWARD || op->phase() > PEAT_PHASE_OTHER)
+        return fmt::format("op record has unknown phase {}", op->phase());
+      if (const auto* attrs = op->attrs()) {
+        for (uint32_t i = 0; i < attrs->size(); ++i) {
+          const fb::Attr* a = attrs->Get(i);
+          if (a == nullptr || a->key() == nullptr) return fmt::format("attrs[{}] has no key", i);
+          if (static_cast<int>(a->type()) > PEAT_ATTR_INT_ARRAY)
+            return fmt::format("attrs[{}] has unknown type {}", i, static_cast<int>(a->type()));
+        }
+      }
+      std::string why = check_tensors(op->inputs(), "inputs", payload_len);
+      if (why.empty()) why = check_tensors(op->outputs(), "outputs", payload_len);
+      return why;
+    }
+    case PEAT_TRACE_KIND_CHECKPOINT: {
+      const auto* cp = rec->body_as_Checkpoint();
+      if (cp == nullptr) return "frame kind 'checkpoint' but the metadata holds another record type";
+      return check_tensors(cp->tensors(), "tensors", payload_len);
+    }
+    case PEAT_TRACE_KIND_SCALAR: {
+      const auto* sc = rec->body_as_Scalar();
+      if (sc == nullptr) return "frame kind 'scalar' but the metadata holds another record type";
+      if (sc->name() == nullptr) return "scalar record without a name";
+      return {};
+    }
+    case PEAT_TRACE_KIND_STEP:
+      return rec->body_as_StepMarker() ? "" : "frame kind 'step' but the metadata holds another record type";
+    case kKindIndex: {
+      const auto* ix = rec->body_as_Index();
+      if (ix == nullptr) return "frame kind 'index' but the metadata holds another record type";
+      if (payload_len != 0) return "index record with a payload";
+      return {};
+    }
+    default:
+      return fmt::format("unknown record kind {}", kind);
+  }
+}
+
+}  // namespace
+
+Reader::Reader(std::string path, const peat_trace_reader_options_t& options, bool recover)
+    : path_(std::move(path)), options_(options) {
+  if (options_.max_meta_bytes < 1024 || options_.max_meta_bytes > kMaxMetaBytes)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.max_meta_bytes is {}; it must be in [1024, {}]",
+         options_.max_meta_bytes, kMaxMetaBytes);
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    const int err = errno;
+    fail(err == ENOENT ? PEAT_STATUS_NOT_FOUND : PEAT_STATUS_IO_ERROR, "{}: cannot open: {}", path_,
+         std::strerror(err));
+  }
+  try {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(PEAT_STATUS_IO_ERROR, "{}: cannot stat: {}", path_, std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: not a regular file", path_);
+    file_size_ = static_cast<uint64_t>(st.st_size);
+    recovery_.file_bytes = file_size_;
+
+    // ---- header
+    if (file_size_ < kHeaderFixed)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: header at byte 0: the file has {} bytes, fewer than the {}-byte header",
+           path_, file_size_, kHeaderFixed);
+    unsigned char head[kHeaderFixed];
+    read_at(0, head, sizeof head);
+    if (std::memcmp(head, kFileMagic, 8) != 0)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: header at byte 0: bad magic (not a PEAT trace)", path_);
+    major_ = get_u16(head + 8);
+    minor_ = get_u16(head + 10);
+    if (major_ != PEAT_TRACE_FORMAT_MAJOR)
+      fail(PEAT_STATUS_VERSION_MISMATCH, "{}: header at byte 8: format version {}.{}, this library reads {}.x", path_,
+           major_, minor_, PEAT_TRACE_FORMAT_MAJOR);
+    const uint32_t meta_len = get_u32(head + 16);
+    if (meta_len == 0 || meta_len > options_.max_meta_bytes || kHeaderFixed + pad8(meta_len) > file_size_)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: header at byte 16: metadata length {} is out of bounds (file has {} bytes)",
+           path_, meta_len, file_size_);
+    header_meta_ = std::make_unique<uint64_t[]>(pad8(meta_len) / 8);
+    read_at(kHeaderFixed, header_meta_.get(), meta_len);
+    if (frame_checksum(head, header_meta_.get(), meta_len) != get_u64(head + 24))
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: header at byte 0: checksum mismatch", path_);
+    {
+      flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(header_meta_.get()), meta_len);
+      if (!verifier.VerifyBuffer<fb::RunInfo>(nullptr))
+        fail(PEAT_STATUS_CORRUPT_DATA, "{}: header at byte {}: run metadata fails FlatBuffers verification", path_,
+             kHeaderFixed);
+    }
+    run_info_ = flatbuffers::GetRoot<fb::RunInfo>(header_meta_.get());
+    if (const auto* tags = run_info_->tags())
+      for (uint32_t i = 0; i < tags->size(); ++i)
+        if (tags->Get(i) == nullptr)
+          fail(PEAT_STATUS_CORRUPT_DATA, "{}: header: tag {} is null", path_, i);
+    const uint64_t first = kHeaderFixed + pad8(meta_len);
+    recovery_.valid_bytes = first;
+
+    if (recover) {
+      uint64_t pos = first;
+      for (;;) {
+        if (pos == file_size_) {
+          recovery_.stop_reason = "end of file without a footer index";
+          break;
+        }
+        RecordEntry e;
+        std::string why;
+        if (!read_frame(entries_.size(), pos, file_size_, e, why)) {
+          recovery_.stop_reason = fmt::format("record {} at byte {}: {}", entries_.size(), pos, why);
+          break;
+        }
+        if (e.kind == kKindIndex) {
+          // A clean end: the index must be followed by a sound trailer.
+          const uint64_t end = pos + e.bytes;
+          unsigned char tr[kTrailerSize];
+          if (end + kTrailerSize == file_size_) {
+            read_at(end, tr, sizeof tr);
+            if (std::memcmp(tr, kTrailerMagic, 8) == 0 && checksum(tr, 24) == get_u64(tr + 24) &&
+                get_u64(tr + 8) == pos && get_u64(tr + 16) == entries_.size()) {
+              recovery_.complete = true;
+              recovery_.valid_bytes = file_size_;
+              break;
+            }
+          }
+          recovery_.stop_reason = fmt::format("index record at byte {} is not followed by a sound trailer", pos);
+          break;
+        }
+        pos += e.bytes;
+        entries_.push_back(std::move(e));
+        recovery_.valid_bytes = pos;
+      }
+      recovery_.records = entries_.size();
+      return;
+    }
+
+    // ---- complete file: trailer, index, then every record against the index
+    const char* no_footer = "no footer index (the writer did not close the file; peat_trace_recover reads it)";
+    if (file_size_ < first + kTrailerSize)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: byte {}: {}", path_, file_size_, no_footer);
+    const uint64_t trailer_at = file_size_ - kTrailerSize;
+    unsigned char tr[kTrailerSize];
+    read_at(trailer_at, tr, sizeof tr);
+    if (std::memcmp(tr, kTrailerMagic, 8) != 0)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: byte {}: {}", path_, trailer_at, no_footer);
+    if (checksum(tr, 24) != get_u64(tr + 24))
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: footer at byte {}: checksum mismatch", path_, trailer_at);
+    const uint64_t index_at = get_u64(tr + 8);
+    const uint64_t count = get_u64(tr + 16);
+    if (index_at < first || index_at > trailer_at || (index_at - first) / kFrameFixed < count)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: footer at byte {}: index offset {} / record count {} are out of bounds",
+           path_, trailer_at, index_at, count);
+    RecordEntry index_entry;
+    std::string why;
+    if (!read_frame(count, index_at, trailer_at, index_entry, why))
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: index record at byte {}: {}", path_, index_at, why);
+    if (index_entry.kind != kKindIndex || index_at + index_entry.bytes != trailer_at)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: index record at byte {}: not an index record ending at the footer", path_,
+           index_at);
+    const fb::Index* index = index_entry.record->body_as_Index();
+    if (index->offsets() == nullptr || index->kinds() == nullptr || index->offsets()->size() != count ||
+        index->kinds()->size() != count)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: index record at byte {}: it does not list {} records", path_, index_at,
+           count);
+    entries_.reserve(count);
+    uint64_t pos = first;
+    for (uint64_t i = 0; i < count; ++i) {
+      if (index->offsets()->Get(static_cast<uint32_t>(i)) != pos)
+        fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: the index places it at byte {}", path_, i, pos,
+             index->offsets()->Get(static_cast<uint32_t>(i)));
+      RecordEntry e;
+      if (!read_frame(i, pos, index_at, e, why)) bad(i, pos, why);
+      if (e.kind == kKindIndex || e.kind != index->kinds()->Get(static_cast<uint32_t>(i)))
+        bad(i, pos, fmt::format("kind {} differs from the index's {}", e.kind, index->kinds()->Get(static_cast<uint32_t>(i))));
+      pos += e.bytes;
+      entries_.push_back(std::move(e));
+    }
+    if (pos != index_at)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: byte {}: {} unindexed bytes before the index record", path_, pos,
+           index_at - pos);
+    recovery_.complete = true;
+    recovery_.records = count;
+    recovery_.valid_bytes = file_size_;
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
+}
+
+Reader::~Reader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Reader::bad(uint64_t record, uint64_t offset, const std::string& what) const {
+  fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}", path_, record, offset, what);
+}
+
+void Reader::read_at(uint64_t offset, void* dst, std::size_t size) const {
+  auto* p = static_cast<unsigned char*>(dst);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd_, p + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(PEAT_STATUS_IO_ERROR, "{}: reading {} bytes at byte {} failed: {}", path_, size, offset, std::strerror(errno));
+    if (n == 0)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: byte {}: unexpected end of file (the file shrank while open?)", path_,
+           offset + done);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+bool Reader::read_frame(uint64_t index, uint64_t offset, uint64_t limit, RecordEntry& out, std::string& why) const {
+  (void)index;
+  if (offset > limit || limit - offset < kFrameFixed) {
+    why = fmt::format("truncated frame ({} bytes left, a frame header has {})", limit - std::min(offset, limit),
+                      kFrameFixed);
+    return false;
+  }
+  unsigned char head[kFrameFixed];
+  read_at(offset, head, sizeof head);
+  if (get_u32(head) != kRecordMagic) {
+    why = "bad record magic";
+    return false;
+  }
+  const uint16_t kind = get_u16(head + 4);
+  const uint32_t meta_len = get_u32(head + 8);
+  const uint64_t payload_len = get_u64(head + 16);
+  if (meta_len == 0 || meta_len > options_.max_meta_bytes) {
+    why = fmt::format("metadata length {} is out of bounds (limit {})", meta_len, options_.max_meta_bytes);
+    return false;
+  }
+  const uint64_t room = limit - offset - kFrameFixed;
+  if (pad8(meta_len) > room || payload_len > room - pad8(meta_len) ||
+      pad8(payload_len) > room - pad8(meta_len)) {
+    why = fmt::format("record with {} metadata and {} payload bytes extends past byte {}", meta_len, payload_len, limit);
+    return false;
+  }
+  auto meta = std::make_unique<uint64_t[]>(pad8(meta_len) / 8);
+  read_at(offset + kFrameFixed, meta.get(), meta_len);
+  if (frame_checksum(head, meta.get(), meta_len) != get_u64(head + 24)) {
+    why = "checksum mismatch";
+    return false;
+  }
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(meta.get()), meta_len);
+  if (!fb::VerifyRecordBuffer(verifier)) {
+    why = "metadata fails FlatBuffers verification";
+    return false;
+  }
+  const fb::Record* rec = fb::GetRecord(meta.get());
+  why = check_body(rec, kind, payload_len);
+  if (!why.empty()) return false;
+  out.offset = offset;
+  out.bytes = kFrameFixed + pad8(meta_len) + pad8(payload_len);
+  out.payload_offset = offset + kFrameFixed + pad8(meta_len);
+  out.payload_len = payload_len;
+  out.kind = kind;
+  out.meta = std::move(meta);
+  out.record = rec;
+  return true;
+}
+
+const RecordEntry& Reader::entry(uint64_t index) const {
+  if (index >= entries_.size())
+    fail(PEAT_STATUS_NOT_FOUND, "{}: record {} does not exist (the trace has {})", path_, index, entries_.size());
+  return entries_[index];
+}
+
+const char* Reader::name_of(uint64_t index) const {
+  const RecordEntry& e = entry(index);
+  const flatbuffers::String* s = nullptr;
+  switch (e.kind) {
+    case PEAT_TRACE_KIND_OP: s = e.record->body_as_OpInvocation()->op(); break;
+    case PEAT_TRACE_KIND_CHECKPOINT: s = e.record->body_as_Checkpoint()->name(); break;
+    case PEAT_TRACE_KIND_SCALAR: s = e.record->body_as_Scalar()->name(); break;
+    default: return nullptr;
+  }
+  return s ? s->c_str() : "";
+}
+
+int64_t Reader::step_of(uint64_t index) const {
+  const RecordEntry& e = entry(index);
+  switch (e.kind) {
+    case PEAT_TRACE_KIND_OP: return e.record->body_as_OpInvocation()->step();
+    case PEAT_TRACE_KIND_CHECKPOINT: return e.record->body_as_Checkpoint()->step();
+    case PEAT_TRACE_KIND_SCALAR: return e.record->body_as_Scalar()->step();
+    default: return e.record->body_as_StepMarker()->step();
+  }
+}
+
+bool Reader::matches(uint64_t index, const peat_trace_filter_t& f) const {
+  const RecordEntry& e = entry(index);
+  if (f.kinds != 0 && (f.kinds & (1u << e.kind)) == 0) return false;
+  const int64_t step = step_of(index);
+  if (step < f.step_min || step > f.step_max) return false;
+  if (f.phase >= 0 && (e.kind != PEAT_TRACE_KIND_OP || e.record->body_as_OpInvocation()->phase() != f.phase))
+    return false;
+  if (f.op_glob != nullptr) {
+    const char* name = name_of(index);
+    if (name == nullptr || ::fnmatch(f.op_glob, name, 0) != 0) return false;
+  }
+  return true;
+}
+
+uint64_t Reader::tensor_count(uint64_t index, peat_trace_slot_t slot) const {
+  const RecordEntry& e = entry(index);
+  const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v = nullptr;
+  if (e.kind == PEAT_TRACE_KIND_OP && (slot == PEAT_TRACE_SLOT_INPUT || slot == PEAT_TRACE_SLOT_OUTPUT)) {
+    const auto* op = e.record->body_as_OpInvocation();
+    v = slot == PEAT_TRACE_SLOT_INPUT ? op->inputs() : op->outputs();
+  } else if (e.kind == PEAT_TRACE_KIND_CHECKPOINT && slot == PEAT_TRACE_SLOT_CHECKPOINT) {
+    v = e.record->body_as_Checkpoint()->tensors();
+  } else {
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: record {} (kind {}) has no tensor slot {}", path_, index, e.kind, slot);
+  }
+  return v ? v->size() : 0;
+}
+
+const fb::Tensor& Reader::tensor(uint64_t index, peat_trace_slot_t slot, uint64_t t) const {
+  const uint64_t n = tensor_count(index, slot);
+  if (t >= n)
+    fail(PEAT_STATUS_NOT_FOUND, "{}: record {} has {} {}; there is no {}[{}]", path_, index, n, slot_name(slot),
+         slot_name(slot), t);
+  const RecordEntry& e = entries_[index];
+  const auto* v = slot == PEAT_TRACE_SLOT_CHECKPOINT ? e.record->body_as_Checkpoint()->tensors()
+                  : slot == PEAT_TRACE_SLOT_INPUT    ? e.record->body_as_OpInvocation()->inputs()
+                                                     : e.record->body_as_OpInvocation()->outputs();
+  return *v->Get(static_cast<uint32_t>(t));
+}
+
+void Reader::load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst, std::size_t capacity) const {
+  const fb::Tensor& td = tensor(index, slot, t);
+  const RecordEntry& e = entries_[index];
+  const uint64_t raw = td.raw_bytes();
+  if (raw > capacity)
+    fail(PEAT_STATUS_BUFFER_TOO_SMALL, "{}: record {}: {}[{}] needs {} bytes, the buffer has {}", path_, index,
+         slot_name(slot), t, raw, capacity);
+  if (raw > 0 && dst == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "destination buffer is NULL");
+  const uint64_t at = e.payload_offset + td.payload_offset();
+  const auto codec = static_cast<peat_trace_codec_t>(td.codec());
+  const DLDataType dt{td.dtype_code(), td.dtype_bits(), td.dtype_lanes()};
+  auto* out = static_cast<std::byte*>(dst);
+  if (codec == PEAT_TRACE_CODEC_RAW) {
+    if (raw) read_at(at, out, raw);
+  } else {
+    std::vector<std::byte> encoded(td.encoded_bytes());
+    if (!encoded.empty()) read_at(at, encoded.data(), encoded.size());
+    std::vector<std::byte> scratch;
+    const char* why = decode(codec, encoded.data(), encoded.size(), out, raw, element_size(dt), scratch);
+    if (*why)
+      fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: {}", path_, index, e.offset,
+           slot_name(slot), t, at, why);
+  }
+  if (checksum(out, raw) != td.checksum())
+    fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: checksum mismatch", path_,
+         index, e.offset, slot_name(slot), t, at);
+}
+
+}  // namespace peat::trace

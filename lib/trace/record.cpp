@@ -1,0 +1,207 @@
+#include "trace/record.hpp"
+
+#include "core/error.hpp"
+#include "trace/codec.hpp"
+#include "trace/format.hpp"
+#include "trace/trace_generated.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace peat::trace {
+
+namespace fbs = ::flatbuffers;
+
+std::size_t element_size(DLDataType dtype) noexcept {
+  return (static_cast<std::size_t>(dtype.bits) * dtype.lanes + 7) / 8;
+}
+
+uint64_t now_unix_ns() noexcept {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void check_tensor(const TensorData& tensor, const std::string& what) {
+  if (tensor.dtype.bits == 0 || tensor.dtype.lanes == 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: dtype has bits {} and lanes {}; both must be > 0", what,
+         tensor.dtype.bits, tensor.dtype.lanes);
+  if (tensor.shape.size() > static_cast<std::size_t>(kMaxDims))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: {} dimensions (at most {})", what, tensor.shape.size(), kMaxDims);
+  uint64_t numel = 1;
+  for (int64_t d : tensor.shape) {
+    if (d < 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: negative extent {}", what, d);
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: element count overflows", what);
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(numel, element_size(tensor.dtype), &bytes) || bytes != tensor.bytes.size())
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: holds {} bytes but its shape and dtype need {}", what,
+         tensor.bytes.size(), bytes);
+}
+
+namespace {
+
+using TensorOffsets = fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>>;
+
+// Encodes tensors into `payload` and their descriptions into `builder`.
+TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<TensorData>& tensors,
+                          peat_trace_codec_t codec, int level, std::vector<std::byte>& payload,
+                          uint64_t& raw_total) {
+  std::vector<fbs::Offset<fb::Tensor>> offsets;
+  offsets.reserve(tensors.size());
+  for (const TensorData& t : tensors) {
+    const std::size_t es = element_size(t.dtype);
+    const uint64_t sum = checksum(t.bytes.data(), t.bytes.size());
+    const uint64_t at = payload.size();
+    const std::size_t n = encode(codec, level, t.bytes.data(), t.bytes.size(), es, payload);
+    payload.resize(pad8(payload.size()));
+    raw_total += t.bytes.size();
+    const auto name = builder.CreateString(t.name);
+    const auto shape = builder.CreateVector(t.shape);
+    fb::TensorBuilder tb(builder);
+    tb.add_name(name);
+    tb.add_dtype_code(t.dtype.code);
+    tb.add_dtype_bits(t.dtype.bits);
+    tb.add_dtype_lanes(t.dtype.lanes);
+    tb.add_shape(shape);
+    tb.add_device_type(t.device.device_type);
+    tb.add_device_id(t.device.device_id);
+    tb.add_codec(static_cast<fb::Codec>(codec));
+    tb.add_raw_bytes(t.bytes.size());
+    tb.add_payload_offset(at);
+    tb.add_encoded_bytes(n);
+    tb.add_checksum(sum);
+    offsets.push_back(tb.Finish());
+  }
+  return builder.CreateVector(offsets);
+}
+
+}  // namespace
+
+std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t meta_len,
+                             const std::vector<std::byte>& payload) {
+  if (meta_len > kMaxMetaBytes) fail(PEAT_STATUS_INVALID_ARGUMENT, "record metadata of {} bytes is too large", meta_len);
+  std::vector<std::byte> out(kFrameFixed + pad8(meta_len) + pad8(payload.size()));
+  auto* p = reinterpret_cast<unsigned char*>(out.data());
+  put_u32(p, kRecordMagic);
+  put_u16(p + 4, kind);
+  put_u16(p + 6, 0);
+  put_u32(p + 8, static_cast<uint32_t>(meta_len));
+  put_u32(p + 12, 0);
+  put_u64(p + 16, payload.size());
+  std::memcpy(p + kFrameFixed, meta, meta_len);
+  // checksum of the first 24 bytes followed by the metadata
+  std::vector<unsigned char> covered(24 + meta_len);
+  std::memcpy(covered.data(), p, 24);
+  std::memcpy(covered.data() + 24, meta, meta_len);
+  put_u64(p + 24, checksum(covered.data(), covered.size()));
+  if (!payload.empty()) std::memcpy(p + kFrameFixed + pad8(meta_len), payload.data(), payload.size());
+  return out;
+}
+
+EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level) {
+  if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown trace codec {}", codec);
+  fbs::FlatBufferBuilder builder(1024);
+  std::vector<std::byte> payload;
+  EncodedRecord out;
+  fbs::Offset<void> body;
+  fb::Body type = fb::Body::NONE;
+  if (const auto* op = std::get_if<OpData>(&record)) {
+    for (std::size_t i = 0; i < op->inputs.size(); ++i) check_tensor(op->inputs[i], fmt::format("inputs[{}]", i));
+    for (std::size_t i = 0; i < op->outputs.size(); ++i) check_tensor(op->outputs[i], fmt::format("outputs[{}]", i));
+    const auto inputs = add_tensors(builder, op->inputs, codec, level, payload, out.raw_bytes);
+    const auto outputs = add_tensors(builder, op->outputs, codec, level, payload, out.raw_bytes);
+    std::vector<fbs::Offset<fb::Attr>> attrs;
+    for (const AttrData& a : op->attrs) {
+      const auto key = builder.CreateString(a.key);
+      fbs::Offset<fbs::String> s;
+      fbs::Offset<fbs::Vector<int64_t>> ints;
+      if (a.type == PEAT_ATTR_STRING) s = builder.CreateString(a.s);
+      if (a.type == PEAT_ATTR_INT_ARRAY) ints = builder.CreateVector(a.ints);
+      fb::AttrBuilder ab(builder);
+      ab.add_key(key);
+      ab.add_type(static_cast<fb::AttrType>(a.type));
+      if (a.type == PEAT_ATTR_INT) ab.add_i(a.i);
+      if (a.type == PEAT_ATTR_FLOAT) ab.add_f(a.f);
+      if (a.type == PEAT_ATTR_STRING) ab.add_s(s);
+      if (a.type == PEAT_ATTR_INT_ARRAY) ab.add_ints(ints);
+      attrs.push_back(ab.Finish());
+    }
+    const auto attr_vec = builder.CreateVector(attrs);
+    const auto name = builder.CreateString(op->op);
+    const auto path = builder.CreateString(op->module_path);
+    body = fb::CreateOpInvocation(builder, name, static_cast<int8_t>(op->phase), path, op->step, op->call_index,
+                                  attr_vec, inputs, outputs)
+               .Union();
+    type = fb::Body::OpInvocation;
+    out.kind = PEAT_TRACE_KIND_OP;
+  } else if (const auto* cp = std::get_if<CheckpointData>(&record)) {
+    for (std::size_t i = 0; i < cp->tensors.size(); ++i) check_tensor(cp->tensors[i], fmt::format("tensors[{}]", i));
+    const auto tensors = add_tensors(builder, cp->tensors, codec, level, payload, out.raw_bytes);
+    const auto name = builder.CreateString(cp->name);
+    body = fb::CreateCheckpoint(builder, name, cp->step, tensors).Union();
+    type = fb::Body::Checkpoint;
+    out.kind = PEAT_TRACE_KIND_CHECKPOINT;
+  } else if (const auto* sc = std::get_if<ScalarData>(&record)) {
+    const auto name = builder.CreateString(sc->name);
+    body = fb::CreateScalar(builder, name, sc->step, sc->value).Union();
+    type = fb::Body::Scalar;
+    out.kind = PEAT_TRACE_KIND_SCALAR;
+  } else {
+    const auto& st = std::get<StepData>(record);
+    body = fb::CreateStepMarker(builder, st.step, st.unix_ns).Union();
+    type = fb::Body::StepMarker;
+    out.kind = PEAT_TRACE_KIND_STEP;
+  }
+  builder.Finish(fb::CreateRecord(builder, type, body));
+  out.frame = frame(out.kind, builder.GetBufferPointer(), builder.GetSize(), payload);
+  return out;
+}
+
+std::vector<std::byte> encode_header(const RunInfoData& info) {
+  fbs::FlatBufferBuilder builder(512);
+  std::vector<fbs::Offset<fb::KeyValue>> tags;
+  for (const auto& [k, v] : info.tags) tags.push_back(fb::CreateKeyValueDirect(builder, k.c_str(), v.c_str()));
+  const auto tag_vec = builder.CreateVector(tags);
+  builder.Finish(fb::CreateRunInfo(builder, builder.CreateString(info.framework), builder.CreateString(info.device),
+                                   builder.CreateString(info.vendor), builder.CreateString(info.library_version),
+                                   builder.CreateString(info.run_name), info.rank, info.world_size,
+                                   info.created_unix_ns, tag_vec));
+  const std::size_t meta_len = builder.GetSize();
+  std::vector<std::byte> out(kHeaderFixed + pad8(meta_len));
+  auto* p = reinterpret_cast<unsigned char*>(out.data());
+  std::memcpy(p, kFileMagic, 8);
+  put_u16(p + 8, PEAT_TRACE_FORMAT_MAJOR);
+  put_u16(p + 10, PEAT_TRACE_FORMAT_MINOR);
+  put_u32(p + 12, 0);
+  put_u32(p + 16, static_cast<uint32_t>(meta_len));
+  put_u32(p + 20, 0);
+  std::memcpy(p + kHeaderFixed, builder.GetBufferPointer(), meta_len);
+  std::vector<unsigned char> covered(24 + meta_len);
+  std::memcpy(covered.data(), p, 24);
+  std::memcpy(covered.data() + 24, builder.GetBufferPointer(), meta_len);
+  put_u64(p + 24, checksum(covered.data(), covered.size()));
+  return out;
+}
+
+std::vector<std::byte> encode_footer(const std::vector<uint64_t>& offsets, const std::vector<uint8_t>& kinds,
+                                     uint64_t index_offset) {
+  fbs::FlatBufferBuilder builder(64 + offsets.size() * 9);
+  const auto off = builder.CreateVector(offsets);
+  const auto kin = builder.CreateVector(kinds);
+  const auto index = fb::CreateIndex(builder, off, kin);
+  builder.Finish(fb::CreateRecord(builder, fb::Body::Index, index.Union()));
+  std::vector<std::byte> out = frame(kKindIndex, builder.GetBufferPointer(), builder.GetSize(), {});
+  const std::size_t at = out.size();
+  out.resize(at + kTrailerSize);
+  auto* t = reinterpret_cast<unsigned char*>(out.data() + at);
+  std::memcpy(t, kTrailerMagic, 8);
+  put_u64(t + 8, index_offset);
+  put_u64(t + 16, offsets.size());
+  put_u64(t + 24, checksum(t, 24));
+  return out;
+}
+
+}  // namespace peat::trace

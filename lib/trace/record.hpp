@@ -1,0 +1,107 @@
+// In-memory form of trace records on the writing side, and their encoding
+// into framed bytes (docs/trace-format.md). The profiler fills these structs;
+// tests use them to write traces directly.
+#pragma once
+
+#include <peat/trace.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace peat::trace {
+
+struct TensorData {
+  std::string name;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+  DLDevice device{kDLCPU, 0};
+  std::vector<std::byte> bytes;  // compact row-major host copy, numel * element size bytes
+};
+
+struct AttrData {
+  std::string key;
+  peat_attr_type_t type = PEAT_ATTR_INT;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+};
+
+struct OpData {
+  std::string op;
+  peat_phase_t phase = PEAT_PHASE_FORWARD;
+  std::string module_path;
+  int64_t step = 0;
+  uint64_t call_index = 0;
+  std::vector<AttrData> attrs;
+  std::vector<TensorData> inputs;
+  std::vector<TensorData> outputs;
+};
+
+struct CheckpointData {
+  std::string name;
+  int64_t step = 0;
+  std::vector<TensorData> tensors;
+};
+
+struct ScalarData {
+  std::string name;
+  int64_t step = 0;
+  double value = 0;
+};
+
+struct StepData {
+  int64_t step = 0;
+  uint64_t unix_ns = 0;
+};
+
+using RecordData = std::variant<OpData, CheckpointData, ScalarData, StepData>;
+
+struct RunInfoData {
+  std::string framework;
+  std::string device;
+  std::string vendor;
+  std::string library_version;
+  std::string run_name;
+  int32_t rank = 0;
+  int32_t world_size = 1;
+  uint64_t created_unix_ns = 0;
+  std::vector<std::pair<std::string, std::string>> tags;
+};
+
+// A record ready to be appended: its complete frame.
+struct EncodedRecord {
+  uint16_t kind = 0;
+  std::vector<std::byte> frame;
+  uint64_t raw_bytes = 0;  // decoded tensor bytes it carries
+};
+
+// Element size in bytes of a dtype as the trace stores it: ceil(bits * lanes / 8).
+std::size_t element_size(DLDataType dtype) noexcept;
+
+// Checks a tensor's dtype, shape and byte count; throws INVALID_ARGUMENT naming `what`.
+void check_tensor(const TensorData& tensor, const std::string& what);
+
+// Encodes one record (tensors with `codec` at zstd `level`). Thread-safe.
+EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level);
+
+// Frames FlatBuffer metadata and a payload as one record (kind is the frame's
+// kind field). Exposed for tests that build unusual records.
+std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t meta_len,
+                             const std::vector<std::byte>& payload);
+
+// Encodes the file header carrying `info`.
+std::vector<std::byte> encode_header(const RunInfoData& info);
+
+// Encodes the footer: the index record followed by the trailer. `index_offset`
+// is where the index record will start.
+std::vector<std::byte> encode_footer(const std::vector<uint64_t>& offsets, const std::vector<uint8_t>& kinds,
+                                     uint64_t index_offset);
+
+uint64_t now_unix_ns() noexcept;
+
+}  // namespace peat::trace

@@ -1,0 +1,24 @@
+// The deterministic content the kill-test child records, so the parent can
+// check every recovered record bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace peat_kill {
+
+// Op record i carries one f32 tensor of elements(i) values value(i, j).
+// Every 3rd record is large (4 MiB), so that kills also land inside a write.
+inline int64_t elements(uint64_t i) {
+  return i % 3 == 2 ? (int64_t{1} << 20) : 1 + static_cast<int64_t>((i * 7919u) % 3000u);
+}
+inline float value(uint64_t i, int64_t j) {
+  return static_cast<float>(static_cast<int64_t>(i) * 3 - j) * 0.015625f;
+}
+inline std::vector<float> tensor(uint64_t i) {
+  std::vector<float> v(static_cast<std::size_t>(elements(i)));
+  for (int64_t j = 0; j < elements(i); ++j) v[static_cast<std::size_t>(j)] = value(i, j);
+  return v;
+}
+
+}  // namespace peat_kill
