@@ -15,7 +15,7 @@
 #include <peat/backend.h>
 #include <peat/session.h>
 /* object headers: analyzer */
-/* object headers: injector */
+#include <peat/injector.h>
 /* object headers: profiler */
 
 #endif /* PEAT_PEAT_H */
