@@ -75,7 +75,7 @@ PEAT_API void peat_injector_options_init(peat_injector_options_t* options) {
   if (options == nullptr) return;
   *options = peat_injector_options_t{};
   options->struct_size = sizeof(peat_injector_options_t);
-  options->max_firings_logged = 65536;
+  options->max_firings_logged = 4096;
 }
 
 PEAT_API void peat_injector_policy_init(peat_injector_policy_t* policy) {
@@ -185,6 +185,21 @@ PEAT_API peat_status_t peat_injector_firing(const peat_injector_t* injector, uin
     peat_firing_t f = inj.firing(index);
     f.struct_size = size;
     std::memcpy(out, &f, size);
+  });
+}
+
+PEAT_API peat_status_t peat_injector_firing_signature(const peat_injector_t* injector, uint64_t index,
+                                                      peat_signature_t* out) {
+  return peat::c_call(__func__, [&] {
+    const auto& inj = as_injector(injector);
+    peat::require_arg(out, "out");
+    const uint32_t size = out->struct_size;
+    if (size < sizeof(uint32_t) || size > sizeof(peat_signature_t))
+      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out.struct_size {} is not in [4, {}] (call peat_signature_init)", size,
+                 sizeof(peat_signature_t));
+    peat_signature_t sig = inj.firing_signature(index);
+    sig.struct_size = size;
+    std::memcpy(out, &sig, size);
   });
 }
 

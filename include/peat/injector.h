@@ -37,6 +37,7 @@
 #ifndef PEAT_INJECTOR_H
 #define PEAT_INJECTOR_H
 
+#include <peat/analyzer.h>
 #include <peat/core.h>
 #include <peat/session.h>
 
@@ -339,8 +340,9 @@ enum peat_action_code {
 
 typedef struct peat_injector_options {
   uint32_t struct_size;      /* sizeof(peat_injector_options_t); set by options_init */
-  uint32_t max_firings_logged; /* the firing log keeps the first this many firings; later
-                                  ones are counted as dropped. 1..2^24. Default 65536. */
+  uint32_t max_firings_logged; /* the firing log keeps the first this many firings (each with
+                                  its signature, about 2.5 KiB); later ones are counted as
+                                  dropped. 1..2^24. Default 4096. */
 } peat_injector_options_t;
 
 /* When a policy fires and what happens then. A call fires when ALL of its
@@ -504,6 +506,16 @@ PEAT_API peat_status_t peat_injector_firing_count(const peat_injector_t* injecto
  * of range -> NOT_FOUND. Thread-safe. */
 PEAT_API peat_status_t peat_injector_firing(const peat_injector_t* injector, uint64_t index,
                                             peat_firing_t* out);
+
+/* The full analyzer signature of firing `index`: the golden/candidate (or
+ * golden/injected) comparison, merged over the outputs compared (an output
+ * the analyzer will not merge with the first, e.g. of another dtype, counts
+ * in the firing's summary fields only). out->struct_size is set by the caller
+ * (peat_signature_init); a smaller, older struct receives its leading part.
+ * Errors: index out of range, or a firing that compared nothing
+ * (compared == 0) -> NOT_FOUND. Thread-safe. */
+PEAT_API peat_status_t peat_injector_firing_signature(const peat_injector_t* injector, uint64_t index,
+                                                      peat_signature_t* out);
 
 /* Writes the log as JSON lines, one object per firing with the fields of
  * peat_firing_t plus "op_name" and "action_name", to `path` (truncated, or

@@ -14,7 +14,7 @@
 #include <peat/core.h>
 #include <peat/backend.h>
 #include <peat/session.h>
-/* object headers: analyzer */
+#include <peat/analyzer.h>
 #include <peat/injector.h>
 /* object headers: profiler */
 

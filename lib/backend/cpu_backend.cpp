@@ -2,7 +2,8 @@
 // the analyzer and injector over oneTBB. It fills the same table a plugin does,
 // so the conformance tests treat it like any other backend.
 #include "backend/backend.hpp"
-#include "injector/inject.hpp"  // table.inject
+#include "analyzer/analyze.hpp"
+#include "injector/inject.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -130,8 +131,8 @@ const peat_backend_api_t kCpuTable = [] {
   table.synchronize = cpu_synchronize;
   table.stage_to_host_async = cpu_stage_to_host_async;
   table.stage_wait = cpu_stage_wait;
-  table.signature_accumulate = nullptr;  // set by the analyzer (lib/analyzer)
-  table.inject = [](DLTensor* t, const peat_inject_spec* s, uint64_t seed, uint32_t op, uint32_t call, peat_inject_truth* truth, void*) { std::string why; const peat_status_t st = injector::cpu_inject_entry(t, s, seed, op, call, truth, why); return st == PEAT_STATUS_OK ? st : cpu_fail(st, std::move(why)); };  // lib/injector
+  table.signature_accumulate = analyzer::cpu_signature_accumulate;  // lib/analyzer/backend_entry.cpp
+  table.inject = injector::cpu_inject;                               // lib/injector/inject.cpp
   table.intercept_install = nullptr;     // the CPU has no kernels to intercept
   table.intercept_uninstall = nullptr;
   return table;
@@ -140,5 +141,7 @@ const peat_backend_api_t kCpuTable = [] {
 }  // namespace
 
 const peat_backend_api_t* cpu_backend_table() noexcept { return &kCpuTable; }
+
+void cpu_backend_set_error(std::string message) noexcept { t_cpu_error = std::move(message); }
 
 }  // namespace peat

@@ -718,8 +718,10 @@ void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* sou
   truth = full;
 }
 
-peat_status_t cpu_inject_entry(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op,
-                               uint32_t call, peat_inject_truth_t* out_truth, std::string& message) noexcept {
+peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op, uint32_t call,
+                         peat_inject_truth_t* out_truth, void* /*stream*/) noexcept {
+  std::string message;
+  peat_status_t status = PEAT_STATUS_INTERNAL;
   try {
     const peat_inject_spec_t s = read_spec(spec, "spec");
     const TensorView view = make_view(tensor, "tensor");
@@ -733,18 +735,18 @@ peat_status_t cpu_inject_entry(DLTensor* tensor, const peat_inject_spec_t* spec,
     if (out_truth != nullptr) copy_truth_out(full, out_truth, "out_truth");
     return PEAT_STATUS_OK;
   } catch (const Error& e) {
-    message = e.what();
-    return e.status();
+    status = e.status();
+    try { message = e.what(); } catch (...) {}
   } catch (const std::bad_alloc&) {
-    message = "out of memory";
-    return PEAT_STATUS_OUT_OF_MEMORY;
+    status = PEAT_STATUS_OUT_OF_MEMORY;
+    try { message = "out of memory"; } catch (...) {}
   } catch (const std::exception& e) {
-    message = e.what();
-    return PEAT_STATUS_INTERNAL;
+    try { message = std::string("internal error: ") + e.what(); } catch (...) {}
   } catch (...) {
-    message = "unknown exception";
-    return PEAT_STATUS_INTERNAL;
+    try { message = "internal error: unknown exception"; } catch (...) {}
   }
+  cpu_backend_set_error(std::move(message));
+  return status;
 }
 
 double round_value(double value, peat_float_format_t format, peat_rounding_t rounding, bool saturate) noexcept {

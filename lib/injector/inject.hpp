@@ -37,10 +37,10 @@ void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const T
 void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* source, uint64_t seed, uint32_t op,
            uint32_t call, peat_inject_truth_t& truth);
 
-// The CPU backend table's `inject` entry, minus the error channel: returns the
-// status and puts the message in `message`. Never throws.
-peat_status_t cpu_inject_entry(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op,
-                               uint32_t call, peat_inject_truth_t* out_truth, std::string& message) noexcept;
+// The CPU backend table's `inject` entry (host memory). Never throws; on
+// failure the message goes to the CPU backend's last_error().
+peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op, uint32_t call,
+                         peat_inject_truth_t* out_truth, void* stream) noexcept;
 
 // Copies min(dst->struct_size, sizeof) bytes of a full truth into a caller's
 // struct. Throws VERSION_MISMATCH for a struct_size that is too small or too large.

@@ -244,13 +244,14 @@ peat_action_t Injector::decide_call(uint32_t op, uint64_t call, const Policy** f
   return evaluate(plan, op, call, fired);
 }
 
-void Injector::append(const peat_firing_t& firing) {
+void Injector::append(const peat_firing_t& firing, const peat_signature_t& signature) {
   std::lock_guard lock(log_mutex_);
   if (log_.size() >= max_firings_logged_) {
     ++dropped_;
     return;
   }
   log_.push_back(firing);
+  log_signatures_.push_back(signature);
 }
 
 uint64_t Injector::firing_count() const {
@@ -268,6 +269,15 @@ peat_firing_t Injector::firing(uint64_t index) const {
   if (index >= log_.size())
     fail(PEAT_STATUS_NOT_FOUND, "firing {} does not exist (the log holds {})", index, log_.size());
   return log_[index];
+}
+
+peat_signature_t Injector::firing_signature(uint64_t index) const {
+  std::lock_guard lock(log_mutex_);
+  if (index >= log_.size())
+    fail(PEAT_STATUS_NOT_FOUND, "firing {} does not exist (the log holds {})", index, log_.size());
+  if (!log_[index].compared) fail(PEAT_STATUS_NOT_FOUND, "firing {} compared nothing (its status: {})", index,
+                                  status_name(log_[index].status));
+  return log_signatures_[index];
 }
 
 namespace {

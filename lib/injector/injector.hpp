@@ -11,6 +11,7 @@
 // destroyed, so a decider holding one never reads freed memory.
 #pragma once
 
+#include <peat/analyzer.h>
 #include <peat/injector.h>
 
 #include "core/tensor_view.hpp"
@@ -62,10 +63,6 @@ struct OpPlan {
   int32_t previous_output = 0;
 };
 
-struct FiringRecord {
-  peat_firing_t firing{};
-};
-
 class Injector {
  public:
   Injector(Session& session, const peat_injector_options_t& options);
@@ -93,13 +90,14 @@ class Injector {
   uint64_t firing_count() const;
   uint64_t firings_dropped() const;
   peat_firing_t firing(uint64_t index) const;  // throws NOT_FOUND
+  peat_signature_t firing_signature(uint64_t index) const;  // throws NOT_FOUND
   void write_log(const std::string& path, bool append) const;
 
  private:
   const OpPlan& plan_for(uint32_t op);
   const OpPlan& build_plan(uint32_t op);
   peat_action_t evaluate(const OpPlan& plan, uint32_t op, uint64_t call, const Policy** fired);
-  void append(const peat_firing_t& firing);
+  void append(const peat_firing_t& firing, const peat_signature_t& signature);
 
   Session& session_;
   uint32_t max_firings_logged_;
@@ -130,6 +128,7 @@ class Injector {
 
   mutable std::mutex log_mutex_;
   std::vector<peat_firing_t> log_;
+  std::vector<peat_signature_t> log_signatures_;  // parallel to log_
   uint64_t dropped_ = 0;
 };
 
