@@ -198,16 +198,17 @@ const OpPlan& Injector::build_plan(uint32_t op) {
 }
 
 peat_action_t Injector::evaluate(const OpPlan& plan, uint32_t op, uint64_t call, const Policy** fired) {
-  if (plan.policies.empty()) return PEAT_ACTION_RUN_GOLDEN;
-  const int64_t step = session_.step();
-  const uint32_t phase_bit = 1u << (static_cast<uint32_t>(session_.phase()) & 31u);
   for (Policy* policy : plan.policies) {
     const peat_injector_policy_t& s = policy->settings;
+    // The call-index tests first: they reject most calls without touching
+    // any shared state.
     if (!policy->every_call) {
       const uint64_t r = policy->pow2 ? (call & policy->mask) : (call % s.every_n);
       if (r != s.phase_offset) continue;
     }
     if (s.first_calls != 0 && call >= s.first_calls) continue;
+    const int64_t step = session_.step();
+    const uint32_t phase_bit = 1u << (static_cast<uint32_t>(session_.phase()) & 31u);
     if (step < s.step_begin || (s.step_end >= 0 && step >= s.step_end)) continue;
     if ((s.phase_mask & phase_bit) == 0) continue;
     if (s.probability < 1.0) {
@@ -232,7 +233,6 @@ peat_action_t Injector::decide(uint32_t op, uint64_t& call, const Policy** fired
   const OpPlan& plan = plan_for(op);
   if (plan_out) *plan_out = &plan;
   if (fired) *fired = nullptr;
-  if (plan.policies.empty()) return PEAT_ACTION_RUN_GOLDEN;
   return evaluate(plan, op, call, fired);
 }
 
