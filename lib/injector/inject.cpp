@@ -249,24 +249,25 @@ void resolve_region(Plan& plan, std::string_view name) {
   const auto outside = [&](std::string_view what) {
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: region {} lies outside the {} x {} view", name, what, R, C);
   };
-  const int64_t tile_grid_rows = (R + s.tile_rows - 1) / s.tile_rows;
-  const int64_t tile_grid_cols = (C + s.tile_cols - 1) / s.tile_cols;
+  // ceil(R / tile) without overflow for any tile >= 1.
+  const int64_t tile_grid_rows = R / s.tile_rows + (R % s.tile_rows != 0);
+  const int64_t tile_grid_cols = C / s.tile_cols + (C % s.tile_cols != 0);
   switch (s.region) {
     case PEAT_REGION_ROWS:
       if (s.first >= R || s.extent > R - s.first)
-        outside(fmt::format("rows [{}, {}) (first, extent)", s.first, s.first + s.extent));
+        outside(fmt::format("of {} rows from row {} (extent, first)", s.extent, s.first));
       add_band(plan.bands, s.first, s.first + s.extent, 0, C);
       break;
     case PEAT_REGION_COLUMNS:
       if (s.first >= C || s.extent > C - s.first)
-        outside(fmt::format("columns [{}, {}) (first, extent)", s.first, s.first + s.extent));
+        outside(fmt::format("of {} columns from column {} (extent, first)", s.extent, s.first));
       add_band(plan.bands, 0, R, s.first, s.first + s.extent);
       break;
     case PEAT_REGION_TILES: {
       const int64_t ntiles = tile_grid_rows * tile_grid_cols;
       if (s.first >= ntiles || s.extent > ntiles - s.first)
-        outside(fmt::format("tiles [{}, {}) of {} tiles of {} x {} (first, extent)", s.first, s.first + s.extent,
-                            ntiles, s.tile_rows, s.tile_cols));
+        outside(fmt::format("of {} tiles from tile {} (extent, first; the view has {} tiles of {} x {})", s.extent,
+                            s.first, ntiles, s.tile_rows, s.tile_cols));
       const int64_t last = s.first + s.extent - 1;
       for (int64_t tr = s.first / tile_grid_cols; tr <= last / tile_grid_cols; ++tr) {
         const int64_t t0 = std::max(s.first, tr * tile_grid_cols);

@@ -499,6 +499,7 @@ TEST_CASE("the CPU backend table's inject entry", "[injector][models][backend]")
 
 TEST_CASE("bad specs are refused with a status and a message naming the field", "[injector][models][errors]") {
   HostTensor x(f16(), {4, 8});
+  x.fill_pattern(41);
   peat_inject_spec_t s;
   const auto refuse = [&](peat_status_t want, const char* needle) {
     HostTensor copy = x;
@@ -563,6 +564,24 @@ TEST_CASE("bad specs are refused with a status and a message naming the field", 
   s.first = 3;
   s.extent = 2;
   refuse(PEAT_STATUS_INVALID_ARGUMENT, "tiles");
+  s.first = INT64_MAX;
+  s.extent = INT64_MAX;
+  refuse(PEAT_STATUS_INVALID_ARGUMENT, "tiles");
+  s.region = PEAT_REGION_ROWS;
+  refuse(PEAT_STATUS_INVALID_ARGUMENT, "rows");
+  s.region = PEAT_REGION_LAST_TILE;
+  s.tile_rows = INT64_MAX;
+  s.tile_cols = INT64_MAX;
+  s.first = 0;
+  s.extent = 1;
+  {
+    // A tile larger than the view: the last tile is the whole view.
+    HostTensor copy = x;
+    REQUIRE(peat_inject_apply(&s, &copy.t, nullptr, 1, 2, 3, nullptr) == PEAT_STATUS_OK);
+    for (int64_t i = 0; i < copy.numel(); ++i) CHECK(copy.word(i) == 0);
+  }
+  s.tile_rows = 2;
+  s.tile_cols = 4;
   s.region = PEAT_REGION_REMAINDER;
   refuse(PEAT_STATUS_INVALID_ARGUMENT, "no partial tile");
   s.region = 9;
