@@ -202,7 +202,8 @@ typedef struct peat_inject_spec {
   double range;                /* RANDOM: half-width of the uniform range, finite, > 0.
                                   Default 1. */
 
-  /* ---- 2-D view (REGION, STUCK_AT scope REGION, TRANSPOSE) ---- */
+  /* ---- 2-D view (REGION, STUCK_AT scope REGION, TRANSPOSE; every kind: the
+          truth's row/column bounding box) ---- */
   int64_t rows;                /* rows of the view; 0 with cols 0 = derive: cols = the last
                                   dimension (1 for a 0-D tensor), rows = numel / cols. Default 0. */
   int64_t cols;                /* columns of the view. Default 0. */

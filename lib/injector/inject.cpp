@@ -156,11 +156,10 @@ void validate_spec(const peat_inject_spec_t& s, std::string_view name) {
     if (s.tile_rows < 1) bad("tile_rows", s.tile_rows, "must be >= 1");
     if (s.tile_cols < 1) bad("tile_cols", s.tile_cols, "must be >= 1");
   }
-  if (uses_region(s) || s.kind == PEAT_INJECT_TRANSPOSE) {
-    if (s.rows < 0) bad("rows", s.rows, "must be >= 0");
-    if (s.cols < 0) bad("cols", s.cols, "must be >= 0");
-    if ((s.rows == 0) != (s.cols == 0)) bad("rows", s.rows, "rows and cols are both 0 (derive) or both set");
-  }
+  // The 2-D view (used by regions, lanes, TRANSPOSE and the truth's bounding box).
+  if (s.rows < 0) bad("rows", s.rows, "must be >= 0");
+  if (s.cols < 0) bad("cols", s.cols, "must be >= 0");
+  if ((s.rows == 0) != (s.cols == 0)) bad("rows", s.rows, "rows and cols are both 0 (derive) or both set");
 }
 
 peat_error_model_t model_of(const peat_inject_spec_t& s) noexcept {
@@ -210,6 +209,7 @@ struct Plan {
   uint64_t fixed_mask = 0;     // BITFLIP with a chosen bit
   hd::FloatFormat format{};
   std::vector<uint64_t> snapshot;  // TRANSPOSE / SHIFT: old words in index order
+  bool random = true;              // the model draws per-element random words
   uint64_t seed;
   uint32_t op, call;
 };
@@ -351,7 +351,9 @@ class Runner {
 
   // Applies the model to element `k` (row-major index), recording the change.
   void element(int64_t k, Partial& p) const {
-    const hd::Philox4x32 w = hd::philox_random(plan_.seed, plan_.op, plan_.call, static_cast<uint64_t>(k));
+    // Models without randomness skip the Philox block (10 rounds per element).
+    const hd::Philox4x32 w = plan_.random ? hd::philox_random(plan_.seed, plan_.op, plan_.call, static_cast<uint64_t>(k))
+                                          : hd::Philox4x32{{0, 0, 0, 0}};
     const auto& s = plan_.spec;
     if (plan_.selection == Selection::Bernoulli && !hd::bernoulli(s.probability, w)) return;
     std::byte* ptr = tensor_.base + tensor_.offset_of(k) * static_cast<int64_t>(plan_.elem_size);
@@ -555,6 +557,12 @@ void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const T
   } else {
     plan.selection = Selection::All;
   }
+
+  // Which models draw per-element random words.
+  plan.random = plan.selection == Selection::Bernoulli || (spec.kind == PEAT_INJECT_BITFLIP && spec.bit < 0) ||
+                (spec.kind == PEAT_INJECT_VALUE && spec.value_kind == PEAT_VALUE_RANDOM) ||
+                ((spec.kind == PEAT_INJECT_REGION || spec.kind == PEAT_INJECT_SHIFT) && spec.fill == PEAT_FILL_GARBAGE) ||
+                spec.kind == PEAT_INJECT_ULP_NOISE;
 
   // Layout faults read the old contents first.
   if (spec.kind == PEAT_INJECT_TRANSPOSE || spec.kind == PEAT_INJECT_SHIFT) {
