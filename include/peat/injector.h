@@ -372,8 +372,9 @@ typedef struct peat_injector_policy {
                                   Default PEAT_PHASE_MASK_ALL. */
   const peat_inject_spec_t* spec; /* INJECT: the error model applied to the golden output
                                   (copied, with its `elements`; `stale` must be NULL: with
-                                  FILL_STALE the injector supplies the op's previous output).
-                                  Required for INJECT, ignored otherwise. Default NULL. */
+                                  FILL_STALE, peat_injector_dispatch supplies the op's previous
+                                  output, zeros before its first call). Required for INJECT,
+                                  ignored otherwise. Default NULL. */
   int32_t output_index;        /* INJECT: which output gets the error model. Default 0. */
 } peat_injector_policy_t;
 
