@@ -32,3 +32,17 @@ bench: build
 
 clean:
 	@rm -rf $(BUILD_DIR)
+
+# Unit and C API tests under ASan+UBSan, then under TSan (presets asan, tsan).
+.PHONY: test-sanitize
+test-sanitize: deps
+	@for preset in asan tsan; do \
+	  cmake --preset $$preset >/dev/null && cmake --build --preset $$preset -j $(JOBS) && \
+	  ctest --preset $$preset -j $(JOBS) || exit 1; \
+	done
+
+# Rewrites the committed ABI baseline (abi/libpeat.abi) from the current build.
+.PHONY: abi-baseline
+abi-baseline: build
+	@abidw --exported-interfaces-only --no-corpus-path --no-show-locs --out-file abi/libpeat.abi $(BUILD_DIR)/lib/libpeat.so
+	@echo "wrote abi/libpeat.abi"

@@ -9,6 +9,7 @@ packages=(
   libdlpack-dev libtbb-dev libhwy-dev libzstd-dev libxxhash-dev
   libflatbuffers-dev flatbuffers-compiler libfmt-dev
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libeigen3-dev
+  abigail-tools hipcc libamdhip64-dev
   python3-numpy
 )
 packages+=("$@")
