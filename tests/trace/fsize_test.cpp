@@ -16,9 +16,6 @@
 
 #include "expect.hpp"
 
-namespace {
-}  // namespace
-
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const std::filesystem::path work = argv[1];
