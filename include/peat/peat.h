@@ -14,8 +14,8 @@
 #include <peat/core.h>
 #include <peat/backend.h>
 #include <peat/session.h>
-/* object headers: analyzer */
-/* object headers: injector */
+#include <peat/analyzer.h>
+#include <peat/injector.h>
 /* object headers: profiler */
 
 #endif /* PEAT_PEAT_H */

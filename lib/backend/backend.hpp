@@ -70,6 +70,11 @@ class Registry {
 
 const peat_backend_api_t* cpu_backend_table() noexcept;
 
+// Sets the message the CPU backend's last_error() returns on this thread, for
+// the numeric table entries that other objects (lib/analyzer, lib/injector)
+// implement for it.
+void cpu_backend_set_error(std::string message) noexcept;
+
 }  // namespace peat
 
 struct peat_backend : peat::Backend {

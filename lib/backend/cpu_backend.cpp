@@ -2,6 +2,8 @@
 // the analyzer and injector over oneTBB. It fills the same table a plugin does,
 // so the conformance tests treat it like any other backend.
 #include "backend/backend.hpp"
+#include "analyzer/analyze.hpp"
+#include "injector/inject.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -129,8 +131,8 @@ const peat_backend_api_t kCpuTable = [] {
   table.synchronize = cpu_synchronize;
   table.stage_to_host_async = cpu_stage_to_host_async;
   table.stage_wait = cpu_stage_wait;
-  table.signature_accumulate = nullptr;  // set by the analyzer (lib/analyzer)
-  table.inject = nullptr;                // set by the injector (lib/injector)
+  table.signature_accumulate = analyzer::cpu_signature_accumulate;  // lib/analyzer/backend_entry.cpp
+  table.inject = injector::cpu_inject;                               // lib/injector/inject.cpp
   table.intercept_install = nullptr;     // the CPU has no kernels to intercept
   table.intercept_uninstall = nullptr;
   return table;
@@ -139,5 +141,7 @@ const peat_backend_api_t kCpuTable = [] {
 }  // namespace
 
 const peat_backend_api_t* cpu_backend_table() noexcept { return &kCpuTable; }
+
+void cpu_backend_set_error(std::string message) noexcept { t_cpu_error = std::move(message); }
 
 }  // namespace peat

@@ -1,0 +1,468 @@
+// The signature on the CPU: validation, config defaults, the chunked parallel
+// pass over (golden, candidate) and the merge of partial signatures.
+//
+// Work is cut into fixed chunks of kChunk elements of the logical (row-major)
+// index space. oneTBB runs the chunks in parallel; each writes its partial
+// signature (and spatial-map partial) into a slot allocated once per call, and
+// the slots are merged in index order. The result therefore does not depend on
+// the number of threads. Per element, the hot loop calls
+// peat::hd::classify_pair (backends/common/signature_element.h), the same
+// function the GPU kernels call.
+#include "analyzer/analyze.hpp"
+
+#include "analyzer/map.hpp"
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+
+#include "signature_element.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace peat::analyzer {
+namespace {
+
+constexpr int64_t kChunk = int64_t{1} << 16;
+
+bool is_host_device(DLDevice device) {
+  return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
+}
+
+double smallest_normal(Float f) {
+  switch (f) {
+    case Float::F16: return std::ldexp(1.0, -14);
+    case Float::BF16: return std::ldexp(1.0, -126);
+    case Float::F32: return static_cast<double>(std::numeric_limits<float>::min());
+    case Float::F64: return std::numeric_limits<double>::min();
+  }
+  return 0;
+}
+
+template <typename T>
+T load(const std::byte* base, int64_t offset) {
+  T value;
+  std::memcpy(&value, base + offset * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return value;
+}
+
+// Per-chunk accumulation: the integer parts go straight into a partial
+// signature; the floating sums are plain doubles over the chunk, folded into
+// the compensated sums once per chunk; the ratio moments use a shifted
+// one-pass form (shift = the chunk's first ratio) folded in by Chan's rule.
+struct ChunkSums {
+  double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
+  uint64_t ratio_n = 0;
+  double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
+};
+
+template <typename G, typename C, bool kMap>
+void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const std::byte* cbase, int64_t c_off,
+                 int64_t c_stride, int64_t n, int64_t index0, const ResolvedConfig& cfg, peat_signature_t& s,
+                 ChunkSums& sums, MapPartial* map, const MapTarget* target) {
+  using GB = typename G::Bits;
+  using CB = typename C::Bits;
+  const double rtol = cfg.rtol, atol = cfg.atol, ratio_min_abs = cfg.ratio_min_abs;
+  for (int64_t j = 0; j < n; ++j) {
+    const GB gb = load<GB>(gbase, g_off + j * g_stride);
+    GB cb;
+    if constexpr (std::is_same_v<G, C>) {
+      cb = load<CB>(cbase, c_off + j * c_stride);
+    } else {
+      cb = hd::from_double<G>(C::to_double(load<CB>(cbase, c_off + j * c_stride)));
+    }
+    const hd::PairInfo p = hd::classify_pair<G>(gb, cb, rtol, atol, ratio_min_abs);
+    const uint32_t f = p.flags;
+    const int64_t index = index0 + j;
+    s.bitwise_mismatch_count += (f & hd::kBitwiseMismatch) ? 1 : 0;
+    s.value_mismatch_count += (f & hd::kValueMismatch) ? 1 : 0;
+    s.tolerance_fail_count += (f & hd::kToleranceFail) ? 1 : 0;
+    s.ulp_hist[p.ulp_bucket] += 1;
+    s.rel_hist[p.rel_bucket] += 1;
+    s.xor_popcount_hist[hd::popcount64(p.xor_bits)] += 1;
+    for (uint64_t x = p.xor_bits; x != 0; x &= x - 1) s.xor_bit_hist[hd::ctz64(x)] += 1;
+    if (f & hd::kFinite) [[likely]] {
+      s.finite_count += 1;
+      if (p.abs_err > s.max_abs_error || s.max_abs_error_index < 0) {
+        s.max_abs_error = p.abs_err;
+        s.max_abs_error_index = index;
+        s.max_abs_error_golden = p.g;
+        s.max_abs_error_candidate = p.c;
+      }
+      const double abs_g = std::fabs(p.g);
+      s.max_abs_golden = abs_g > s.max_abs_golden ? abs_g : s.max_abs_golden;
+      sums.err += p.err;
+      sums.abs_err += p.abs_err;
+      sums.sq_err += p.err * p.err;
+      sums.sq_g += p.g * p.g;
+      sums.sq_c += p.c * p.c;
+      sums.gc += p.g * p.c;
+      if ((f & hd::kRelDefined) && (p.rel > s.max_rel_error || s.max_rel_error_index < 0)) {
+        s.max_rel_error = p.rel;
+        s.max_rel_error_index = index;
+      }
+      if (f & hd::kRatio) {
+        if (sums.ratio_n == 0) {
+          sums.ratio_shift = p.ratio;
+          sums.ratio_min = sums.ratio_max = p.ratio;
+        }
+        const double d = p.ratio - sums.ratio_shift;
+        sums.ratio_n += 1;
+        sums.ratio_s1 += d;
+        sums.ratio_s2 += d * d;
+        sums.ratio_min = p.ratio < sums.ratio_min ? p.ratio : sums.ratio_min;
+        sums.ratio_max = p.ratio > sums.ratio_max ? p.ratio : sums.ratio_max;
+      }
+    } else {
+      s.golden_nan_count += (f & hd::kGoldenNan) ? 1 : 0;
+      s.golden_inf_count += (f & hd::kGoldenInf) ? 1 : 0;
+      s.candidate_nan_count += (f & hd::kCandidateNan) ? 1 : 0;
+      s.candidate_inf_count += (f & hd::kCandidateInf) ? 1 : 0;
+      s.new_nonfinite_count += (f & hd::kNewNonfinite) ? 1 : 0;
+      s.lost_nonfinite_count += (f & hd::kLostNonfinite) ? 1 : 0;
+    }
+    s.sign_flip_count += (f & hd::kSignFlip) ? 1 : 0;
+    s.dropped_count += (f & hd::kDropped) ? 1 : 0;
+    s.spurious_count += (f & hd::kSpurious) ? 1 : 0;
+    if constexpr (kMap) {
+      const uint32_t want = cfg.map_mismatch == PEAT_MISMATCH_BITWISE ? hd::kBitwiseMismatch : hd::kToleranceFail;
+      if (f & want) record_mismatch(*map, *target, index);
+    }
+  }
+  s.count += static_cast<uint64_t>(n);
+}
+
+void fold_sums(peat_signature_t& s, const ChunkSums& sums) {
+  hd::sum_add(s.sum_error, sums.err);
+  hd::sum_add(s.sum_abs_error, sums.abs_err);
+  hd::sum_add(s.sum_sq_error, sums.sq_err);
+  hd::sum_add(s.sum_sq_golden, sums.sq_g);
+  hd::sum_add(s.sum_sq_candidate, sums.sq_c);
+  hd::sum_add(s.sum_golden_candidate, sums.gc);
+  if (sums.ratio_n > 0) {
+    const double n = static_cast<double>(sums.ratio_n);
+    const double mean_d = sums.ratio_s1 / n;
+    const double m2 = std::max(0.0, sums.ratio_s2 - sums.ratio_s1 * mean_d);
+    if (s.ratio_count == 0) {
+      s.ratio_min = sums.ratio_min;
+      s.ratio_max = sums.ratio_max;
+    } else {
+      s.ratio_min = std::min(s.ratio_min, sums.ratio_min);
+      s.ratio_max = std::max(s.ratio_max, sums.ratio_max);
+    }
+    hd::moments_merge(s.ratio_count, s.ratio_mean, s.ratio_m2, sums.ratio_n, sums.ratio_shift + mean_d, m2);
+  }
+}
+
+// Walks the elements [begin, end) of the logical index space in row-major
+// order as runs along the last dimension, calling fn(g_offset, g_stride,
+// c_offset, c_stride, n, first_index) with offsets in elements.
+template <typename Fn>
+void for_each_run(const TensorView& g, const TensorView& c, int64_t begin, int64_t end, Fn&& fn) {
+  if (begin >= end) return;
+  if ((g.contiguous && c.contiguous) || g.ndim == 0) {
+    fn(g.contiguous ? begin : g.offset_of(begin), int64_t{1}, c.contiguous ? begin : c.offset_of(begin), int64_t{1},
+       end - begin, begin);
+    return;
+  }
+  const int nd = g.ndim;
+  std::array<int64_t, kMaxDims> idx{};
+  int64_t rest = begin;
+  for (int d = nd - 1; d >= 0; --d) {
+    idx[d] = rest % g.shape[d];
+    rest /= g.shape[d];
+  }
+  int64_t pos = begin;
+  const int64_t inner = g.shape[nd - 1];
+  while (pos < end) {
+    int64_t g_off = 0, c_off = 0;
+    for (int d = 0; d < nd; ++d) {
+      g_off += idx[d] * g.strides[d];
+      c_off += idx[d] * c.strides[d];
+    }
+    const int64_t n = std::min(inner - idx[nd - 1], end - pos);
+    fn(g_off, g.strides[nd - 1], c_off, c.strides[nd - 1], n, pos);
+    pos += n;
+    idx[nd - 1] += n;
+    for (int d = nd - 1; d > 0 && idx[d] == g.shape[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+template <typename G, typename C>
+void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg, peat_signature_t& out,
+             peat_spatial_map_t* map) {
+  const int64_t numel = g.numel;
+  const int64_t chunks = (numel + kChunk - 1) / kChunk;
+  std::vector<peat_signature_t> partials(static_cast<std::size_t>(std::max<int64_t>(chunks, 1)), empty_signature());
+  std::vector<MapPartial> map_partials(map ? partials.size() : 0);
+  MapTarget target{};
+  if (map) target = map_target(*map);
+
+  auto do_chunk = [&](int64_t k) {
+    peat_signature_t& s = partials[static_cast<std::size_t>(k)];
+    s.golden_dtype = g.dtype;
+    ChunkSums sums;
+    const int64_t begin = k * kChunk, end = std::min(numel, begin + kChunk);
+    MapPartial* mp = map ? &map_partials[static_cast<std::size_t>(k)] : nullptr;
+    if (mp) map_partial_begin(*mp, cfg.index_base + begin, cfg.index_base + end);
+    for_each_run(g, c, begin, end, [&](int64_t go, int64_t gs, int64_t co, int64_t cs, int64_t n, int64_t first) {
+      if (mp)
+        process_run<G, C, true>(g.base, go, gs, c.base, co, cs, n, cfg.index_base + first, cfg, s, sums, mp, &target);
+      else
+        process_run<G, C, false>(g.base, go, gs, c.base, co, cs, n, cfg.index_base + first, cfg, s, sums, nullptr,
+                                 nullptr);
+    });
+    fold_sums(s, sums);
+    if (mp) map_partial_end(*mp);
+  };
+
+  auto run = [&] {
+    if (cfg.num_threads == 1 || chunks <= 1) {
+      for (int64_t k = 0; k < chunks; ++k) do_chunk(k);
+    } else {
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t>& r) {
+        for (int64_t k = r.begin(); k != r.end(); ++k) do_chunk(k);
+      });
+    }
+  };
+  if (cfg.num_threads > 1) {
+    tbb::task_arena arena(cfg.num_threads);
+    arena.execute(run);
+  } else {
+    run();
+  }
+
+  // Merge in index order (deterministic for any thread count).
+  peat_signature_t total = empty_signature();
+  for (int64_t k = 0; k < chunks; ++k) {
+    peat_signature_t& s = partials[static_cast<std::size_t>(k)];
+    s.candidate_dtype = c.dtype;
+    s.rtol = cfg.rtol;
+    s.atol = cfg.atol;
+    s.reduction_length = cfg.reduction_length;
+    s.unit_roundoff = cfg.unit_roundoff;
+    merge(total, s);
+  }
+  total.golden_dtype = g.dtype;
+  total.candidate_dtype = c.dtype;
+  total.rtol = cfg.rtol;
+  total.atol = cfg.atol;
+  total.reduction_length = cfg.reduction_length;
+  total.unit_roundoff = cfg.unit_roundoff;
+  out = total;
+  if (map) {
+    MapPartial whole;
+    map_partial_begin(whole, cfg.index_base, cfg.index_base);
+    for (int64_t k = 0; k < chunks; ++k) map_partial_merge(whole, map_partials[static_cast<std::size_t>(k)]);
+    map_partial_store(whole, *map);
+  }
+}
+
+template <typename G>
+void dispatch_candidate(Float cf, const TensorView& g, const TensorView& c, const ResolvedConfig& cfg,
+                        peat_signature_t& out, peat_spatial_map_t* map) {
+  switch (cf) {
+    case Float::F16: return run_all<G, hd::FormatF16>(g, c, cfg, out, map);
+    case Float::BF16: return run_all<G, hd::FormatBF16>(g, c, cfg, out, map);
+    case Float::F32: return run_all<G, hd::FormatF32>(g, c, cfg, out, map);
+    case Float::F64: return run_all<G, hd::FormatF64>(g, c, cfg, out, map);
+  }
+}
+
+bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
+
+}  // namespace
+
+peat_signature_t empty_signature() noexcept {
+  peat_signature_t s;
+  std::memset(&s, 0, sizeof(s));
+  s.struct_size = sizeof(peat_signature_t);
+  s.max_abs_error_index = -1;
+  s.max_rel_error_index = -1;
+  return s;
+}
+
+ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_config_t& config) {
+  const Float gf = require_float(golden.dtype, "golden");
+  ResolvedConfig r;
+  double def_rtol = 0, def_atol = 0;
+  default_tolerance(gf, def_rtol, def_atol);
+  auto check_finite = [](double v, const char* name) {
+    if (std::isnan(v)) fail(PEAT_STATUS_INVALID_ARGUMENT, "config.{} is NaN", name);
+  };
+  check_finite(config.rtol, "rtol");
+  check_finite(config.atol, "atol");
+  check_finite(config.unit_roundoff, "unit_roundoff");
+  check_finite(config.ratio_min_abs, "ratio_min_abs");
+  r.rtol = config.rtol < 0 ? def_rtol : config.rtol;
+  r.atol = config.atol < 0 ? def_atol : config.atol;
+  if (config.reduction_length < 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.reduction_length is negative ({})", config.reduction_length);
+  r.reduction_length = config.reduction_length;
+  if (config.unit_roundoff < 0 || std::isinf(config.unit_roundoff))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.unit_roundoff must be finite and >= 0 (got {})", config.unit_roundoff);
+  r.unit_roundoff = config.unit_roundoff > 0 ? config.unit_roundoff : std::ldexp(1.0, -(mantissa_bits(gf) + 1));
+  r.ratio_min_abs = config.ratio_min_abs < 0 ? smallest_normal(gf) : config.ratio_min_abs;
+  if (config.index_base < 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.index_base is negative ({})", config.index_base);
+  r.index_base = config.index_base;
+  if (config.map_mismatch != PEAT_MISMATCH_TOLERANCE && config.map_mismatch != PEAT_MISMATCH_BITWISE)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.map_mismatch has unknown value {}", config.map_mismatch);
+  r.map_mismatch = config.map_mismatch;
+  if (config.num_threads < 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.num_threads is negative ({})", config.num_threads);
+  r.num_threads = config.num_threads;
+  if (config.tile_rows < 1 || config.tile_cols < 1)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.tile_rows and tile_cols must be >= 1 (got {} x {})", config.tile_rows,
+         config.tile_cols);
+  r.tile_rows = config.tile_rows;
+  r.tile_cols = config.tile_cols;
+  return r;
+}
+
+void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& r) {
+  if (config.spatial_rows < 0 || config.spatial_cols < 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.spatial_rows/spatial_cols are negative ({} x {})", config.spatial_rows,
+         config.spatial_cols);
+  const int64_t needed = r.index_base + golden.numel;
+  int64_t rows = config.spatial_rows, cols = config.spatial_cols;
+  if (rows == 0 && cols == 0) {
+    cols = golden.ndim == 0 ? 1 : std::max<int64_t>(golden.shape[golden.ndim - 1], 1);
+    rows = needed / cols;
+  } else if (rows == 0) {
+    rows = needed / cols;
+  } else if (cols == 0) {
+    cols = needed / rows;
+  }
+  if (cols == 0 || rows > std::numeric_limits<int64_t>::max() / cols)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "config: spatial view {} x {} is empty or too large", rows, cols);
+  const int64_t cells = rows * cols;
+  if (r.index_base == 0 ? cells != golden.numel : cells < needed)
+    fail(PEAT_STATUS_INVALID_ARGUMENT,
+         "config: spatial view {} x {} ({} elements) does not divide the tensor of {} elements (index_base {})", rows,
+         cols, cells, golden.numel, r.index_base);
+  r.rows = rows;
+  r.cols = cols;
+  r.tile_grid_rows = (rows + r.tile_rows - 1) / r.tile_rows;
+  r.tile_grid_cols = (cols + r.tile_cols - 1) / r.tile_cols;
+}
+
+void default_tolerance(Float f, double& rtol, double& atol) {
+  switch (f) {
+    case Float::F16: rtol = 1e-3; atol = 1e-5; return;
+    case Float::BF16: rtol = 1.6e-2; atol = 1e-5; return;
+    case Float::F32: rtol = 1.3e-6; atol = 1e-5; return;
+    case Float::F64: rtol = 1e-7; atol = 1e-7; return;
+  }
+}
+
+void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+             peat_signature_t& out, peat_spatial_map_t* map) {
+  require_same_shape(golden, "golden", candidate, "candidate");
+  const Float gf = require_float(golden.dtype, "golden");
+  const Float cf = require_float(candidate.dtype, "candidate");
+  if (!is_host_device(golden.device))
+    fail(PEAT_STATUS_UNSUPPORTED, "golden: device type {} is not host memory (use the backend's signature_accumulate)",
+         static_cast<int>(golden.device.device_type));
+  if (!is_host_device(candidate.device))
+    fail(PEAT_STATUS_UNSUPPORTED,
+         "candidate: device type {} is not host memory (use the backend's signature_accumulate)",
+         static_cast<int>(candidate.device.device_type));
+  ResolvedConfig cfg = resolve_config(golden, config);
+  if (map) {
+    resolve_spatial(golden, config, cfg);
+    prepare_map(*map, cfg, &out, sizeof(out));
+  }
+  switch (gf) {
+    case Float::F16: dispatch_candidate<hd::FormatF16>(cf, golden, candidate, cfg, out, map); break;
+    case Float::BF16: dispatch_candidate<hd::FormatBF16>(cf, golden, candidate, cfg, out, map); break;
+    case Float::F32: dispatch_candidate<hd::FormatF32>(cf, golden, candidate, cfg, out, map); break;
+    case Float::F64: dispatch_candidate<hd::FormatF64>(cf, golden, candidate, cfg, out, map); break;
+  }
+}
+
+void merge(peat_signature_t& into, const peat_signature_t& from) {
+  if (from.golden_dtype.bits == 0) return;  // empty: identity
+  if (into.golden_dtype.bits == 0) {
+    const uint32_t size = into.struct_size;
+    into = from;
+    into.struct_size = size;
+    return;
+  }
+  if (!same_dtype(into.golden_dtype, from.golden_dtype))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "cannot merge signatures of golden dtypes {} and {}",
+         dtype_name(into.golden_dtype), dtype_name(from.golden_dtype));
+  if (into.rtol != from.rtol || into.atol != from.atol)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "cannot merge signatures with different tolerances (rtol {} atol {} vs {} {})",
+         into.rtol, into.atol, from.rtol, from.atol);
+  if (into.reduction_length != from.reduction_length || into.unit_roundoff != from.unit_roundoff)
+    fail(PEAT_STATUS_INVALID_ARGUMENT,
+         "cannot merge signatures with different reduction_length/unit_roundoff ({}/{} vs {}/{})",
+         into.reduction_length, into.unit_roundoff, from.reduction_length, from.unit_roundoff);
+  into.flags |= from.flags;
+  if (!same_dtype(into.candidate_dtype, from.candidate_dtype)) {
+    into.flags |= PEAT_SIGNATURE_FLAG_MIXED_CANDIDATE_DTYPES;
+    const auto key = [](DLDataType d) { return (static_cast<uint32_t>(d.code) << 8) | d.bits; };
+    if (key(from.candidate_dtype) < key(into.candidate_dtype)) into.candidate_dtype = from.candidate_dtype;
+  }
+  into.count += from.count;
+  into.bitwise_mismatch_count += from.bitwise_mismatch_count;
+  into.value_mismatch_count += from.value_mismatch_count;
+  into.golden_nan_count += from.golden_nan_count;
+  into.golden_inf_count += from.golden_inf_count;
+  into.candidate_nan_count += from.candidate_nan_count;
+  into.candidate_inf_count += from.candidate_inf_count;
+  into.new_nonfinite_count += from.new_nonfinite_count;
+  into.lost_nonfinite_count += from.lost_nonfinite_count;
+  into.sign_flip_count += from.sign_flip_count;
+  into.dropped_count += from.dropped_count;
+  into.spurious_count += from.spurious_count;
+  into.tolerance_fail_count += from.tolerance_fail_count;
+  into.finite_count += from.finite_count;
+  if (from.max_abs_error_index >= 0 &&
+      hd::beats(from.max_abs_error, from.max_abs_error_index, into.max_abs_error, into.max_abs_error_index)) {
+    into.max_abs_error = from.max_abs_error;
+    into.max_abs_error_index = from.max_abs_error_index;
+    into.max_abs_error_golden = from.max_abs_error_golden;
+    into.max_abs_error_candidate = from.max_abs_error_candidate;
+  }
+  if (from.max_rel_error_index >= 0 &&
+      hd::beats(from.max_rel_error, from.max_rel_error_index, into.max_rel_error, into.max_rel_error_index)) {
+    into.max_rel_error = from.max_rel_error;
+    into.max_rel_error_index = from.max_rel_error_index;
+  }
+  into.max_abs_golden = std::max(into.max_abs_golden, from.max_abs_golden);
+  hd::sum_merge(into.sum_error, from.sum_error);
+  hd::sum_merge(into.sum_abs_error, from.sum_abs_error);
+  hd::sum_merge(into.sum_sq_error, from.sum_sq_error);
+  hd::sum_merge(into.sum_sq_golden, from.sum_sq_golden);
+  hd::sum_merge(into.sum_sq_candidate, from.sum_sq_candidate);
+  hd::sum_merge(into.sum_golden_candidate, from.sum_golden_candidate);
+  if (from.ratio_count > 0) {
+    if (into.ratio_count == 0) {
+      into.ratio_min = from.ratio_min;
+      into.ratio_max = from.ratio_max;
+    } else {
+      into.ratio_min = std::min(into.ratio_min, from.ratio_min);
+      into.ratio_max = std::max(into.ratio_max, from.ratio_max);
+    }
+    hd::moments_merge(into.ratio_count, into.ratio_mean, into.ratio_m2, from.ratio_count, from.ratio_mean,
+                      from.ratio_m2);
+  }
+  for (int i = 0; i < PEAT_SIGNATURE_ULP_BUCKETS; ++i) into.ulp_hist[i] += from.ulp_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_REL_BUCKETS; ++i) into.rel_hist[i] += from.rel_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) into.xor_bit_hist[i] += from.xor_bit_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_POPCOUNT_BUCKETS; ++i) into.xor_popcount_hist[i] += from.xor_popcount_hist[i];
+}
+
+}  // namespace peat::analyzer
