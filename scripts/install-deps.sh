@@ -10,6 +10,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libfmt-dev
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libeigen3-dev
   abigail-tools hipcc libamdhip64-dev
+  python3-numpy
 )
 packages+=("$@")
 

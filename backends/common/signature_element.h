@@ -103,8 +103,15 @@ PEAT_HD int ctz64(uint64_t x) {  // x != 0
 PEAT_HD int popcount64(uint64_t x) {
 #if defined(__CUDA_ARCH__)
   return __popcll(x);
-#else
+#elif defined(__POPCNT__)
   return __builtin_popcountll(x);
+#else
+  // Without the popcnt instruction the builtin is a library call; this is the
+  // same count in a few inline operations.
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
 #endif
 }
 
@@ -200,8 +207,14 @@ struct PairInfo {
 
 // Classifies one pair. `gb` is the golden word, `cb` the candidate already in
 // the golden format. Definitions: see peat_signature_t in peat/analyzer.h.
+#if !PEAT_DEVICE_COMPILER && defined(__GNUC__)
+#  define PEAT_SIG_HOT __attribute__((always_inline))
+#else
+#  define PEAT_SIG_HOT
+#endif
+
 template <typename G>
-PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bits cb, double rtol, double atol,
+PEAT_SIG_HOT PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bits cb, double rtol, double atol,
                                double ratio_min_abs) {
   PairInfo p;
   p.g = G::to_double(gb);
@@ -265,7 +278,9 @@ PEAT_HD void sum_add(peat_sum_t& s, double x) {
   const double bp = hi - s.hi;
   const double err = (s.hi - (hi - bp)) + (x - bp);
   s.hi = hi;
-  s.lo += err;
+  // Once hi overflows (or is NaN) the error term is meaningless: keep lo finite
+  // so that hi + lo reads as hi.
+  if (hi - hi == 0) s.lo += err;
 }
 // Merges two compensated sums; symmetric in its arguments (commutative), and
 // renormalised so that hi is the nearest double to hi + lo.
@@ -273,6 +288,11 @@ PEAT_HD void sum_merge(peat_sum_t& into, const peat_sum_t& from) {
   const double hi = into.hi + from.hi;
   const double bp = hi - into.hi;
   const double err = (into.hi - (hi - bp)) + (from.hi - bp);
+  if (hi - hi != 0) {  // Inf or NaN: no error term
+    into.hi = hi;
+    into.lo = 0;
+    return;
+  }
   const double lo = (into.lo + from.lo) + err;
   into.hi = hi + lo;
   into.lo = lo - (into.hi - hi);

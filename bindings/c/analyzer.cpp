@@ -111,9 +111,8 @@ PEAT_API peat_status_t peat_analyze(const DLTensor* golden, const DLTensor* cand
     const peat::TensorView g = peat::make_view(golden, "golden");
     const peat::TensorView c = peat::make_view(candidate, "candidate");
     if (out_map) peat::analyzer::check_map_size(*out_map, "out_map");
-    peat_signature_t result = peat::analyzer::empty_signature();
-    peat::analyzer::analyze(g, c, cfg, result, out_map);
-    *out_signature = result;
+    // analyze() writes *out_signature only once it has succeeded.
+    peat::analyzer::analyze(g, c, cfg, *out_signature, out_map);
   });
 }
 
@@ -125,7 +124,10 @@ PEAT_API peat_status_t peat_analyze_accumulate(const DLTensor* golden, const DLT
     const auto cfg = read_config(config);
     const peat::TensorView g = peat::make_view(golden, "golden");
     const peat::TensorView c = peat::make_view(candidate, "candidate");
-    if (inout_map) peat::analyzer::check_map_size(*inout_map, "inout_map");
+    if (inout_map) {
+      peat::analyzer::check_map_size(*inout_map, "inout_map");
+      peat::analyzer::check_map_overlap(*inout_map, inout_signature, sizeof(*inout_signature));
+    }
     peat_signature_t piece = peat::analyzer::empty_signature();
     peat_signature_t merged = *inout_signature;
     if (inout_map == nullptr) {
@@ -140,7 +142,7 @@ PEAT_API peat_status_t peat_analyze_accumulate(const DLTensor* golden, const DLT
       peat_spatial_map_t* map;
       ~Release() { peat::analyzer::release_map(*map); }
     } release{&map_piece};
-    peat::analyzer::analyze(g, c, cfg, piece, &map_piece);
+    peat::analyzer::analyze_piece(g, c, cfg, piece, &map_piece);
     peat::analyzer::merge(merged, piece);
     peat::analyzer::merge_map(*inout_map, map_piece);
     *inout_signature = merged;
@@ -299,12 +301,14 @@ PEAT_API peat_status_t peat_compare_loss(const double* golden, const double* can
 PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golden, size_t n_golden,
                                                 const peat_named_tensor_t* candidate, size_t n_candidate,
                                                 const peat_signature_config_t* config, peat_tensor_drift_t* out,
-                                                size_t capacity, size_t* out_count) {
+                                                peat_signature_t* out_signatures, size_t capacity,
+                                                size_t* out_count) {
   return peat::c_call(__func__, [&] {
     const auto cfg = read_config(config);
     std::string problem;
     const std::size_t n =
-        peat::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out, capacity, problem);
+        peat::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out, out_signatures,
+                                            capacity, problem);
     if (out_count) *out_count = n;
     if (capacity < n)
       peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);

@@ -175,7 +175,9 @@ typedef struct peat_signature_config {
   int64_t spatial_rows;       /* 2-D view for the spatial map: rows x cols. Both 0 (default):
                                  cols = the last dimension (1 for a 0-d tensor), rows = the
                                  element count / cols. Otherwise rows * cols must equal the
-                                 element count (or cover index_base + count for a piece) */
+                                 element count; with index_base > 0, or in
+                                 peat_analyze_accumulate (pieces of a larger
+                                 output), it must cover index_base + count */
   int64_t spatial_cols;       /* see spatial_rows */
   int64_t tile_rows;          /* tile height of the per-tile counts, >= 1; default 32 */
   int64_t tile_cols;          /* tile width of the per-tile counts, >= 1; default 32 */
@@ -354,7 +356,9 @@ typedef struct peat_aggregator_options {
                                series always spans the whole run */
 } peat_aggregator_options_t;
 
-/* One point of an op's series: one call. */
+/* One point of an op's series: one call. Arrays of it cross the ABI, so this
+ * struct is frozen: more per-call scalars would come with a new struct and
+ * function, never by growing this one. */
 typedef struct peat_series_point {
   int64_t step;                  /* training step given to peat_aggregator_add */
   uint64_t call;                 /* per-op call index given to peat_aggregator_add */
@@ -453,31 +457,39 @@ typedef struct peat_named_tensor {
   const DLTensor* tensor;  /* borrowed view */
 } peat_named_tensor_t;
 
-/* The drift of one named tensor between two checkpoints. */
+/* The drift of one named tensor between two checkpoints (its signature goes
+ * to the parallel out_signatures array of peat_compare_checkpoints). */
 typedef struct peat_tensor_drift {
   const char* name;           /* borrowed from the input arrays (golden's when present) */
   peat_status_t status;       /* OK; NOT_FOUND when the name is in only one checkpoint;
                                  SHAPE_MISMATCH / UNSUPPORTED / INVALID_ARGUMENT when the pair
                                  cannot be compared (see the last-error message of the call) */
   int32_t reserved;           /* 0 */
-  peat_signature_t signature; /* signature of (golden, candidate) when status is OK, else empty */
 } peat_tensor_drift_t;
 
 /* Compares two checkpoints, given as arrays of named tensors: for each name,
  * the signature of (golden tensor, candidate tensor) under `config` (NULL =
  * defaults). Results come in golden's order, then the names only the
- * candidate has. Writes up to `capacity` results into `out` and the number of
- * results (n_golden + candidate-only names) into *out_count (may be NULL).
- * A pair that cannot be compared gets its own status; the call itself still
- * succeeds (and the last-error message names the first such tensor).
+ * candidate has: out[i] names result i and gives its status, and
+ * out_signatures[i] receives its signature (the empty signature when the
+ * status is not OK). Initialise every out_signatures element with
+ * peat_signature_init: the library steps through that array by the
+ * struct_size of its first element, so a caller built against an older
+ * header keeps working when the signature grows. Writes up to `capacity`
+ * results and the number of results (n_golden + candidate-only names) into
+ * *out_count (may be NULL). A pair that cannot be compared gets its own
+ * status; the call itself still succeeds (and the last-error message names
+ * the first such tensor).
  * Errors: NULL arrays with non-zero counts, NULL names or tensors, a name
- * twice in one checkpoint, NULL out with capacity > 0 -> INVALID_ARGUMENT;
+ * twice in one checkpoint, NULL out or out_signatures with capacity > 0 ->
+ * INVALID_ARGUMENT; bad struct_size in out_signatures -> VERSION_MISMATCH;
  * capacity too small -> BUFFER_TOO_SMALL (with *out_count set).
  * Thread-safe. */
 PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golden, size_t n_golden,
                                                 const peat_named_tensor_t* candidate, size_t n_candidate,
                                                 const peat_signature_config_t* config, peat_tensor_drift_t* out,
-                                                size_t capacity, size_t* out_count);
+                                                peat_signature_t* out_signatures, size_t capacity,
+                                                size_t* out_count);
 
 #ifdef __cplusplus
 } /* extern "C" */

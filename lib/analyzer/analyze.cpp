@@ -11,6 +11,7 @@
 #include "analyzer/analyze.hpp"
 
 #include "analyzer/map.hpp"
+#include "analyzer/simd_f32.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -58,10 +59,89 @@ T load(const std::byte* base, int64_t offset) {
 // the compensated sums once per chunk; the ratio moments use a shifted
 // one-pass form (shift = the chunk's first ratio) folded in by Chan's rule.
 struct ChunkSums {
+  static constexpr int64_t kFoldEvery = 4096;  // plain sums run over at most this many elements
+  int64_t pending = 0;
   double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
   uint64_t ratio_n = 0;
   double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
 };
+
+// Folds the plain sums into the compensated ones and clears them.
+void fold_plain(peat_signature_t& s, ChunkSums& sums) {
+  hd::sum_add(s.sum_error, sums.err);
+  hd::sum_add(s.sum_abs_error, sums.abs_err);
+  hd::sum_add(s.sum_sq_error, sums.sq_err);
+  hd::sum_add(s.sum_sq_golden, sums.sq_g);
+  hd::sum_add(s.sum_sq_candidate, sums.sq_c);
+  hd::sum_add(s.sum_golden_candidate, sums.gc);
+  sums.err = sums.abs_err = sums.sq_err = sums.sq_g = sums.sq_c = sums.gc = 0;
+  sums.pending = 0;
+}
+
+F32FastParams fast_params(const ResolvedConfig& cfg, bool map) {
+  F32FastParams p;
+  p.rtol = cfg.rtol;
+  p.atol = cfg.atol;
+  float f = static_cast<float>(cfg.ratio_min_abs);
+  if (static_cast<double>(f) < cfg.ratio_min_abs) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  p.ratio_min_abs = f;
+  p.stop_on_tolerance_fail = map;
+  return p;
+}
+
+F32FastState fast_state(peat_signature_t& s, const ChunkSums& sums) {
+  F32FastState st;
+  st.max_abs = s.max_abs_error;
+  st.max_abs_index = s.max_abs_error_index;
+  st.max_abs_g = s.max_abs_error_golden;
+  st.max_abs_c = s.max_abs_error_candidate;
+  st.max_rel = s.max_rel_error;
+  st.max_rel_index = s.max_rel_error_index;
+  st.max_abs_golden = s.max_abs_golden;
+  st.sum_e = sums.err;
+  st.sum_abs = sums.abs_err;
+  st.sum_e2 = sums.sq_err;
+  st.sum_g2 = sums.sq_g;
+  st.sum_c2 = sums.sq_c;
+  st.sum_gc = sums.gc;
+  st.ratio_n = sums.ratio_n;
+  st.ratio_shift = sums.ratio_shift;
+  st.ratio_s1 = sums.ratio_s1;
+  st.ratio_s2 = sums.ratio_s2;
+  st.ratio_min = sums.ratio_min;
+  st.ratio_max = sums.ratio_max;
+  st.ulp_hist = s.ulp_hist;
+  st.rel_hist = s.rel_hist;
+  st.xor_bit_hist = s.xor_bit_hist;
+  st.popcount_hist = s.xor_popcount_hist;
+  return st;
+}
+
+void store_fast_state(const F32FastState& st, peat_signature_t& s, ChunkSums& sums) {
+  s.bitwise_mismatch_count += st.bitwise;
+  s.value_mismatch_count += st.bitwise;  // ordinary pairs: finite, non-zero, so value and bits differ together
+  s.tolerance_fail_count += st.tolerance_fail;
+  s.finite_count += st.finite;
+  s.max_abs_error = st.max_abs;
+  s.max_abs_error_index = st.max_abs_index;
+  s.max_abs_error_golden = st.max_abs_g;
+  s.max_abs_error_candidate = st.max_abs_c;
+  s.max_rel_error = st.max_rel;
+  s.max_rel_error_index = st.max_rel_index;
+  s.max_abs_golden = st.max_abs_golden;
+  sums.err = st.sum_e;
+  sums.abs_err = st.sum_abs;
+  sums.sq_err = st.sum_e2;
+  sums.sq_g = st.sum_g2;
+  sums.sq_c = st.sum_c2;
+  sums.gc = st.sum_gc;
+  sums.ratio_n = st.ratio_n;
+  sums.ratio_shift = st.ratio_shift;
+  sums.ratio_s1 = st.ratio_s1;
+  sums.ratio_s2 = st.ratio_s2;
+  sums.ratio_min = st.ratio_min;
+  sums.ratio_max = st.ratio_max;
+}
 
 template <typename G, typename C, bool kMap>
 void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const std::byte* cbase, int64_t c_off,
@@ -70,7 +150,8 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
   using GB = typename G::Bits;
   using CB = typename C::Bits;
   const double rtol = cfg.rtol, atol = cfg.atol, ratio_min_abs = cfg.ratio_min_abs;
-  for (int64_t j = 0; j < n; ++j) {
+  auto scalar_range = [&](int64_t ja, int64_t jb) {
+  for (int64_t j = ja; j < jb; ++j) {
     const GB gb = load<GB>(gbase, g_off + j * g_stride);
     GB cb;
     if constexpr (std::is_same_v<G, C>) {
@@ -136,16 +217,44 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
       if (f & want) record_mismatch(*map, *target, index);
     }
   }
+  };
+  // The SIMD fast path: f32 against f32, both contiguous.
+  constexpr bool kF32 = std::is_same_v<G, hd::FormatF32> && std::is_same_v<C, hd::FormatF32>;
+  constexpr bool kBF16 = std::is_same_v<G, hd::FormatBF16> && std::is_same_v<C, hd::FormatBF16>;
+  const bool fast = (kF32 || kBF16) && g_stride == 1 && c_stride == 1 &&
+                    (!kMap || cfg.map_mismatch == PEAT_MISMATCH_TOLERANCE);
+  for (int64_t j0 = 0; j0 < n;) {
+    const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
+    if (fast) {
+      const GB* gw = reinterpret_cast<const GB*>(gbase) + g_off;
+      const GB* cw = reinterpret_cast<const GB*>(cbase) + c_off;
+      const int64_t lanes = f32_fast_lanes();
+      int64_t j = j0;
+      while (j < j1) {
+        F32FastState st = fast_state(s, sums);
+        int64_t done = 0;
+        if constexpr (kF32)
+          done = f32_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
+        else if constexpr (kBF16)
+          done = bf16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
+        if (done > 0) store_fast_state(st, s, sums);
+        j += done;
+        const int64_t k = std::min(j1, j + lanes);  // the vector that stopped the fast path
+        scalar_range(j, k);
+        j = k;
+      }
+    } else {
+      scalar_range(j0, j1);
+    }
+    sums.pending += j1 - j0;
+    if (sums.pending >= ChunkSums::kFoldEvery) fold_plain(s, sums);
+    j0 = j1;
+  }
   s.count += static_cast<uint64_t>(n);
 }
 
-void fold_sums(peat_signature_t& s, const ChunkSums& sums) {
-  hd::sum_add(s.sum_error, sums.err);
-  hd::sum_add(s.sum_abs_error, sums.abs_err);
-  hd::sum_add(s.sum_sq_error, sums.sq_err);
-  hd::sum_add(s.sum_sq_golden, sums.sq_g);
-  hd::sum_add(s.sum_sq_candidate, sums.sq_c);
-  hd::sum_add(s.sum_golden_candidate, sums.gc);
+void fold_sums(peat_signature_t& s, ChunkSums& sums) {
+  fold_plain(s, sums);
   if (sums.ratio_n > 0) {
     const double n = static_cast<double>(sums.ratio_n);
     const double mean_d = sums.ratio_s1 / n;
@@ -330,7 +439,7 @@ ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_con
   return r;
 }
 
-void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& r) {
+void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& r, bool piece) {
   if (config.spatial_rows < 0 || config.spatial_cols < 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "config.spatial_rows/spatial_cols are negative ({} x {})", config.spatial_rows,
          config.spatial_cols);
@@ -347,7 +456,7 @@ void resolve_spatial(const TensorView& golden, const peat_signature_config_t& co
   if (cols == 0 || rows > std::numeric_limits<int64_t>::max() / cols)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "config: spatial view {} x {} is empty or too large", rows, cols);
   const int64_t cells = rows * cols;
-  if (r.index_base == 0 ? cells != golden.numel : cells < needed)
+  if ((r.index_base == 0 && !piece) ? cells != golden.numel : cells < needed)
     fail(PEAT_STATUS_INVALID_ARGUMENT,
          "config: spatial view {} x {} ({} elements) does not divide the tensor of {} elements (index_base {})", rows,
          cols, cells, golden.numel, r.index_base);
@@ -366,8 +475,9 @@ void default_tolerance(Float f, double& rtol, double& atol) {
   }
 }
 
-void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
-             peat_signature_t& out, peat_spatial_map_t* map) {
+namespace {
+void analyze_impl(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+                  peat_signature_t& out, peat_spatial_map_t* map, bool piece) {
   require_same_shape(golden, "golden", candidate, "candidate");
   const Float gf = require_float(golden.dtype, "golden");
   const Float cf = require_float(candidate.dtype, "candidate");
@@ -380,7 +490,7 @@ void analyze(const TensorView& golden, const TensorView& candidate, const peat_s
          static_cast<int>(candidate.device.device_type));
   ResolvedConfig cfg = resolve_config(golden, config);
   if (map) {
-    resolve_spatial(golden, config, cfg);
+    resolve_spatial(golden, config, cfg, piece);
     prepare_map(*map, cfg, &out, sizeof(out));
   }
   switch (gf) {
@@ -389,6 +499,17 @@ void analyze(const TensorView& golden, const TensorView& candidate, const peat_s
     case Float::F32: dispatch_candidate<hd::FormatF32>(cf, golden, candidate, cfg, out, map); break;
     case Float::F64: dispatch_candidate<hd::FormatF64>(cf, golden, candidate, cfg, out, map); break;
   }
+}
+}  // namespace
+
+void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+             peat_signature_t& out, peat_spatial_map_t* map) {
+  analyze_impl(golden, candidate, config, out, map, false);
+}
+
+void analyze_piece(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+                   peat_signature_t& out, peat_spatial_map_t* map) {
+  analyze_impl(golden, candidate, config, out, map, true);
 }
 
 void merge(peat_signature_t& into, const peat_signature_t& from) {

@@ -26,7 +26,11 @@ ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_con
 
 // Fills the spatial-view part of `resolved` (rows, cols, tile grid). Throws
 // INVALID_ARGUMENT when the view does not divide the tensor.
-void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& resolved);
+// `piece`: the tensor is one piece of the view (accumulating), so the view
+// only has to cover index_base + count elements; otherwise a view starting at
+// index_base 0 must have exactly the tensor's element count.
+void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& resolved,
+                     bool piece = false);
 
 // The default rtol/atol of a dtype (see peat_default_tolerance).
 void default_tolerance(Float f, double& rtol, double& atol);
@@ -40,6 +44,10 @@ void default_tolerance(Float f, double& rtol, double& atol);
 // INVALID_ARGUMENT, BUFFER_TOO_SMALL).
 void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
              peat_signature_t& out, peat_spatial_map_t* map /* may be null */);
+
+// As above, for one piece of a larger spatial view (see resolve_spatial).
+void analyze_piece(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
+                   peat_signature_t& out, peat_spatial_map_t* map);
 
 // into = into (+) from. Both full-size. Throws INVALID_ARGUMENT when both are
 // non-empty and their golden dtype, tolerances, K or u differ.

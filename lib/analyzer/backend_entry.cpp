@@ -33,10 +33,12 @@ peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* c
     peat_signature_t piece = empty_signature();
     peat_signature_t merged = *inout_signature;
     if (inout_map != nullptr) {
+      check_map_size(*inout_map, "inout_map");
+      check_map_overlap(*inout_map, inout_signature, sizeof(*inout_signature));
       peat_spatial_map_t map_piece;
       peat_spatial_map_init(&map_piece);
       try {
-        analyze(g, c, cfg, piece, &map_piece);
+        analyze_piece(g, c, cfg, piece, &map_piece);
         merge(merged, piece);
         merge_map(*inout_map, map_piece);
       } catch (...) {

@@ -183,6 +183,23 @@ void prepare_map(peat_spatial_map_t& map, const ResolvedConfig& cfg, const void*
   map_partial_store(empty, map);
 }
 
+void check_map_overlap(const peat_spatial_map_t& map, const void* avoid, std::size_t avoid_size) {
+  std::vector<Span> spans;
+  spans.push_back({"the map", reinterpret_cast<const std::byte*>(&map), sizeof(map)});
+  if (avoid != nullptr) spans.push_back({"the signature", static_cast<const std::byte*>(avoid), avoid_size});
+  auto add = [&](const uint64_t* p, int64_t n, const char* name) {
+    if (p != nullptr && n > 0)
+      spans.push_back({name, reinterpret_cast<const std::byte*>(p), static_cast<std::size_t>(n) * sizeof(uint64_t)});
+  };
+  add(map.row_counts, map.rows, "map.row_counts");
+  add(map.col_counts, map.cols, "map.col_counts");
+  add(map.tile_counts, map.tile_grid_rows * map.tile_grid_cols, "map.tile_counts");
+  for (std::size_t i = 0; i < spans.size(); ++i)
+    for (std::size_t j = i + 1; j < spans.size(); ++j)
+      if (spans[i].begin < spans[j].begin + spans[j].bytes && spans[j].begin < spans[i].begin + spans[i].bytes)
+        fail(PEAT_STATUS_INVALID_ARGUMENT, "{} overlaps {}", spans[j].name, spans[i].name);
+}
+
 void release_map(peat_spatial_map_t& map) noexcept {
   auto* owned = static_cast<OwnedBuffers*>(map.owned);
   if (owned == nullptr) return;

@@ -86,6 +86,10 @@ MapPartial map_partial_load(const peat_spatial_map_t& map) noexcept;
 // avoid_size), and clears all counts. Throws peat::Error.
 void prepare_map(peat_spatial_map_t& map, const ResolvedConfig& cfg, const void* avoid, std::size_t avoid_size);
 
+// Throws INVALID_ARGUMENT when the map's current buffers (for its current
+// geometry) overlap each other, the map, or [avoid, avoid + avoid_size).
+void check_map_overlap(const peat_spatial_map_t& map, const void* avoid, std::size_t avoid_size);
+
 // Throws VERSION_MISMATCH unless map.struct_size is this library's size.
 void check_map_size(const peat_spatial_map_t& map, const char* what);
 

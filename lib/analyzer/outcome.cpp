@@ -85,7 +85,8 @@ peat_loss_comparison_t compare_loss(const double* golden, const double* candidat
 std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n_golden,
                                 const peat_named_tensor_t* candidate, std::size_t n_candidate,
                                 const peat_signature_config_t& config, peat_tensor_drift_t* out,
-                                std::size_t capacity, std::string& first_problem) {
+                                peat_signature_t* out_signatures, std::size_t capacity,
+                                std::string& first_problem) {
   if (golden == nullptr && n_golden > 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "golden is NULL but n_golden is {}", n_golden);
   if (candidate == nullptr && n_candidate > 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "candidate is NULL but n_candidate is {}", n_candidate);
@@ -106,15 +107,24 @@ std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n
   for (std::size_t i = 0; i < n_candidate; ++i)
     if (!g_index.count(candidate[i].name)) ++total;
   if (out == nullptr && capacity > 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "out is NULL but capacity is {}", capacity);
+  if (out_signatures == nullptr && capacity > 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "out_signatures is NULL but capacity is {}", capacity);
   if (capacity < total) return total;  // caller reports BUFFER_TOO_SMALL
+  // The signature array's stride is its first element's struct_size (this
+  // library's size today; a larger, newer one is refused).
+  const uint32_t stride = total > 0 ? out_signatures[0].struct_size : 0;
+  if (total > 0 && stride != sizeof(peat_signature_t))
+    fail(PEAT_STATUS_VERSION_MISMATCH, "out_signatures[0].struct_size {} is not {} (call peat_signature_init)",
+         stride, sizeof(peat_signature_t));
 
   std::size_t k = 0;
   auto emit = [&](const char* name, peat_status_t status, const peat_signature_t& sig) {
-    peat_tensor_drift_t& d = out[k++];
+    peat_tensor_drift_t& d = out[k];
     d.name = name;
     d.status = status;
     d.reserved = 0;
-    d.signature = sig;
+    out_signatures[k] = sig;
+    ++k;
   };
   for (std::size_t i = 0; i < n_golden; ++i) {
     const auto it = c_index.find(golden[i].name);

@@ -20,6 +20,7 @@ peat_loss_comparison_t compare_loss(const double* golden, const double* candidat
 std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n_golden,
                                 const peat_named_tensor_t* candidate, std::size_t n_candidate,
                                 const peat_signature_config_t& config, peat_tensor_drift_t* out,
-                                std::size_t capacity, std::string& first_problem);
+                                peat_signature_t* out_signatures, std::size_t capacity,
+                                std::string& first_problem);
 
 }  // namespace peat::analyzer

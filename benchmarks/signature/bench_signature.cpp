@@ -1,0 +1,129 @@
+// Signature of two 256 MiB f32 tensors on 2 threads vs a STREAM-style read of
+// the same two buffers, in the same process (DESIGN.md §9).
+//
+//   bench_signature [--elements N] [google benchmark flags]
+//
+// Golden: N(0, 1) values; candidate: the golden perturbed at the level of a
+// few ulps (a kernel with another accumulation order), with a few NaNs, zeros
+// and large errors sprinkled in, so every branch of the signature is taken.
+#include <benchmark/benchmark.h>
+
+#include <peat/analyzer.h>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+int64_t g_elements = int64_t{64} << 20;  // 64 Mi floats = 256 MiB per tensor
+constexpr int kThreads = 2;
+float* g_golden = nullptr;
+float* g_candidate = nullptr;
+
+void fill() {
+  g_golden = static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(g_elements) * 4));
+  g_candidate = static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(g_elements) * 4));
+  if (!g_golden || !g_candidate) std::abort();
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, g_elements, 1 << 20), [](const tbb::blocked_range<int64_t>& r) {
+    std::mt19937 rng(static_cast<uint32_t>(r.begin() >> 20));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<float> ulps(-4.0f, 4.0f);
+    for (int64_t i = r.begin(); i < r.end(); ++i) {
+      const float g = normal(rng);
+      g_golden[i] = g;
+      float c = g + ulps(rng) * std::ldexp(std::fabs(g), -23);
+      if ((i & 0xFFFFF) == 7) c = std::nanf("");
+      if ((i & 0xFFFFF) == 9) c = 0;
+      if ((i & 0xFFFFF) == 11) c = g * 2;
+      g_candidate[i] = c;
+    }
+  });
+}
+
+DLTensor tensor(float* data, int64_t* shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
+}
+
+void BM_StreamRead(benchmark::State& state) {
+  tbb::task_arena arena(kThreads);
+  const auto* a = reinterpret_cast<const uint32_t*>(g_golden);
+  const auto* b = reinterpret_cast<const uint32_t*>(g_candidate);
+  for (auto _ : state) {
+    uint32_t total = arena.execute([&] {
+      return tbb::parallel_reduce(
+          tbb::blocked_range<int64_t>(0, g_elements, 1 << 16), uint32_t{0},
+          [&](const tbb::blocked_range<int64_t>& r, uint32_t acc) {
+            for (int64_t i = r.begin(); i < r.end(); ++i) acc += a[i] ^ b[i];
+            return acc;
+          },
+          [](uint32_t x, uint32_t y) { return x + y; });
+    });
+    benchmark::DoNotOptimize(total);
+  }
+  state.SetBytesProcessed(state.iterations() * g_elements * 8);
+}
+
+void signature(benchmark::State& state, bool with_map) {
+  int64_t shape[2] = {g_elements / 8192, 8192};
+  const DLTensor g = tensor(g_golden, shape), c = tensor(g_candidate, shape);
+  peat_signature_config_t cfg;
+  peat_signature_config_init(&cfg);
+  cfg.num_threads = kThreads;
+  peat_signature_t sig;
+  peat_signature_init(&sig);
+  peat_spatial_map_t map;
+  peat_spatial_map_init(&map);
+  for (auto _ : state) {
+    if (peat_analyze(&g, &c, &cfg, &sig, with_map ? &map : nullptr) != PEAT_STATUS_OK) {
+      state.SkipWithError(peat_last_error_message());
+      break;
+    }
+    benchmark::DoNotOptimize(sig);
+  }
+  state.counters["tolerance_fails"] = static_cast<double>(sig.tolerance_fail_count);
+  state.SetBytesProcessed(state.iterations() * g_elements * 8);
+  peat_spatial_map_release(&map);
+}
+
+void BM_Signature(benchmark::State& state) { signature(state, false); }
+void BM_SignatureWithMap(benchmark::State& state) { signature(state, true); }
+
+}  // namespace
+
+BENCHMARK(BM_StreamRead)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_Signature)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_SignatureWithMap)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--elements") {
+      g_elements = std::atoll(argv[i + 1]);
+      for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
+      argc -= 2;
+      break;
+    }
+  g_elements = (g_elements / 8192) * 8192;
+  fill();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::free(g_golden);
+  std::free(g_candidate);
+  return 0;
+}

@@ -1,0 +1,354 @@
+// SIMD fast path of the f32 signature (see simd_f32.hpp), compiled once per
+// Highway target and dispatched at run time.
+//
+// Floating-point contraction is off in this file: the tolerance test
+// |e| > atol + rtol |g| must round exactly as the scalar definition does
+// (a fused multiply-add would change which pairs fail at the boundary).
+#pragma GCC optimize("fp-contract=off")
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "analyzer/simd_f32.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "analyzer/simd_f32.hpp"
+
+#include <cmath>
+#include <cstring>
+
+HWY_BEFORE_NAMESPACE();
+namespace peat::analyzer {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The kernel over words of type W: uint32_t (f32) or uint16_t (bf16, the top
+// half of an f32: widened by a 16-bit shift, its ULP distance is the f32 one
+// shifted right by 16, its bits are the f32 bits 16..31).
+template <typename W>
+HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
+                         const F32FastParams& p, F32FastState& s) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane cannot be split into halves: the scalar path does everything.
+  (void)g, (void)c, (void)n, (void)index0, (void)p, (void)s;
+  return 0;
+#else
+  constexpr bool kBF16 = sizeof(W) == 2;
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Half<decltype(df)> dfh;
+  const hn::Rebind<double, decltype(dfh)> dd;
+  using VU = hn::Vec<decltype(du)>;
+  using VD = hn::Vec<decltype(dd)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  if (n < N) return 0;
+
+  const VU abs_mask = hn::Set(du, 0x7FFFFFFFu), sign_mask = hn::Set(du, 0x80000000u);
+  const VU inf_bits = hn::Set(du, 0x7F800000u), min_normal = hn::Set(du, 0x00800000u);
+  const auto half = hn::Set(df, 0.5f), two = hn::Set(df, 2.0f);
+  const auto ratio_min = hn::Set(df, p.ratio_min_abs);
+  const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
+
+  VD se = hn::Zero(dd), sa = hn::Zero(dd), se2 = hn::Zero(dd), sg2 = hn::Zero(dd), sc2 = hn::Zero(dd),
+     sgc = hn::Zero(dd);
+  VD rs1 = hn::Zero(dd), rs2 = hn::Zero(dd);
+  auto vmax_g = hn::Zero(df);
+  uint64_t bitwise = 0, fails = 0;
+  // The ULP, relative-error and popcount histograms are counted together:
+  // each lane gets a one-hot byte per histogram (ULP in byte 0, relative
+  // error in byte 1, popcount in byte 2) for buckets in a window
+  // [base, base + 8); the relative-error window is 7 wide and its bit 7 is
+  // bucket 0 (exact pairs). hacc[k] holds byte-lane counters of bit k. Lanes
+  // outside a window are counted one by one; after 16 vectors with such lanes
+  // the window moves to them.
+  int32_t hbase[3] = {0, 40, 0};
+  int hmiss[3] = {0, 0, 0};
+  int32_t hmove[3] = {-1, -1, -1};
+  uint64_t* const hhist[3] = {s.ulp_hist, s.rel_hist, s.popcount_hist};
+  VU hacc[8];
+  for (auto& a : hacc) a = hn::Zero(du);
+  int hpending = 0;
+  // Both bit counters count first in nibble lanes (4 counters: nibble j of
+  // nib[k] counts bit 4j+k, up to 15), widened into the byte counters every 15
+  // vectors: byte m of acc[k] then counts bit 8m+k (k < 4) and byte m of
+  // acc[4+k] bit 8m+4+k. Bytes are flushed before they can pass 255.
+  const VU nib_ones = hn::Set(du, 0x11111111u), low_nibbles = hn::Set(du, 0x0F0F0F0Fu);
+  auto widen = [&](VU* nib, VU* acc, int& nib_pending, int& pending) {
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = hn::Add(acc[k], hn::And(nib[k], low_nibbles));
+      acc[4 + k] = hn::Add(acc[4 + k], hn::And(hn::ShiftRight<4>(nib[k]), low_nibbles));
+      nib[k] = hn::Zero(du);
+    }
+    pending += nib_pending;
+    nib_pending = 0;
+  };
+  VU hnib[4], xnib[4];
+  for (auto& a : hnib) a = hn::Zero(du);
+  for (auto& a : xnib) a = hn::Zero(du);
+  int hnib_pending = 0, xnib_pending = 0;
+  auto flush_hist = [&] {
+    widen(hnib, hacc, hnib_pending, hpending);
+    const VU byte_mask = hn::Set(du, 0xFFu);
+    for (int k = 0; k < 8; ++k) {
+      const VU v = hacc[k];
+      const uint64_t n0 = hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
+      const uint64_t n1 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
+      const uint64_t n2 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
+      if (n0) hhist[0][hbase[0] + k] += n0;
+      if (n1) hhist[1][k == 7 ? 0 : hbase[1] + k] += n1;
+      if (n2) hhist[2][hbase[2] + k] += n2;
+      hacc[k] = hn::Zero(du);
+    }
+    hpending = 0;
+  };
+  // One-hot bits of bucket vector b for histogram j (see above).
+  auto onehot = [&](hn::Vec<decltype(di)> b, int j, uint32_t width, bool zero_bit) -> VU {
+    const VU rel = hn::BitCast(du, hn::Sub(b, hn::Set(di, hbase[j])));
+    auto in = hn::Lt(rel, hn::Set(du, width));
+    VU bits = hn::IfThenElseZero(in, hn::Set(du, 1u << (8 * j)) << rel);
+    if (zero_bit) {
+      const auto is_zero = hn::RebindMask(du, hn::Eq(b, hn::Zero(di)));
+      bits = hn::Or(bits, hn::IfThenElseZero(is_zero, hn::Set(du, 0x80u << (8 * j))));
+      in = hn::Or(in, is_zero);
+    }
+    if (HWY_UNLIKELY(!hn::AllTrue(du, in))) {
+      HWY_ALIGN int32_t buf[hn::MaxLanes(di)];
+      hn::Store(b, di, buf);
+      for (int64_t l = 0; l < N; ++l) {
+        const int32_t v = buf[l];
+        if (static_cast<uint32_t>(v - hbase[j]) < width || (zero_bit && v == 0)) continue;
+        hhist[j][v] += 1;
+        if (++hmiss[j] >= 16) hmove[j] = v;
+      }
+    }
+    return bits;
+  };
+
+  // Byte-lane bit counters of the XOR word: byte j of xacc[k] counts bit 8j+k.
+  VU xacc[8];
+  for (auto& a : xacc) a = hn::Zero(du);
+  int xpending = 0;
+  auto flush_xor = [&] {
+    widen(xnib, xacc, xnib_pending, xpending);
+    const VU byte_mask = hn::Set(du, 0xFFu);
+    for (int k = 0; k < 8; ++k) {
+      const VU v = xacc[k];
+      s.xor_bit_hist[k] += hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
+      s.xor_bit_hist[8 + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
+      s.xor_bit_hist[16 + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
+      s.xor_bit_hist[24 + k] += hn::GetLane(hn::SumOfLanes(du, hn::ShiftRight<24>(v)));
+      xacc[k] = hn::Zero(du);
+    }
+    xpending = 0;
+  };
+
+  // Thresholds for screening the maxima: a lane can beat the running maximum
+  // only if its f32 value reaches them (confirmed in double below).
+  auto floor_float = [](double x) {
+    float f = static_cast<float>(x);
+    if (static_cast<double>(f) > x) f = std::nextafter(f, -INFINITY);
+    return f;
+  };
+  float t_abs = s.max_abs_index < 0 ? -1.0f : floor_float(s.max_abs);
+  float t_rel = s.max_rel_index < 0 ? -1.0f : floor_float(s.max_rel * (1.0 - 0x1p-22));
+  bool have_shift = s.ratio_n > 0;
+  VD vshift = hn::Set(dd, s.ratio_shift);
+  VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
+
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    VU gb, cb;
+    if constexpr (kBF16) {
+      const hn::Rebind<uint16_t, decltype(du)> d16;
+      gb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, g + i)));
+      cb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, c + i)));
+    } else {
+      gb = hn::LoadU(du, g + i);
+      cb = hn::LoadU(du, c + i);
+    }
+    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
+    const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
+    const auto agf = hn::BitCast(df, ga), acf = hn::BitCast(df, ca);
+    const auto e = hn::Sub(cf, gf);
+    const auto ae = hn::Abs(e);
+    const VU aeb = hn::BitCast(du, ae);
+    auto ok = hn::And(hn::Lt(ga, inf_bits), hn::Lt(ca, inf_bits));
+    ok = hn::And(ok, hn::Not(hn::Lt(ga, min_normal)));
+    ok = hn::And(ok, hn::Eq(hn::And(hn::Xor(gb, cb), sign_mask), hn::Zero(du)));
+    ok = hn::And(ok, hn::RebindMask(du, hn::And(hn::Ge(acf, hn::Mul(agf, half)), hn::Le(acf, hn::Mul(agf, two)))));
+    ok = hn::And(ok, hn::RebindMask(du, hn::Ge(agf, ratio_min)));
+    ok = hn::And(ok, hn::Or(hn::Eq(aeb, hn::Zero(du)), hn::Not(hn::Lt(aeb, min_normal))));
+    if (!hn::AllTrue(du, ok)) break;
+
+    // Tolerance, in double: |e| > atol + rtol |g|.
+    const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+    const VD c_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, cf)), c_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, cf));
+    const VD e_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, e)), e_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, e));
+    const VD ae_lo = hn::Abs(e_lo), ae_hi = hn::Abs(e_hi);
+    const auto fail_lo = hn::Gt(ae_lo, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
+    const auto fail_hi = hn::Gt(ae_hi, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
+    const size_t nfail = hn::CountTrue(dd, fail_lo) + hn::CountTrue(dd, fail_hi);
+    if (nfail != 0 && p.stop_on_tolerance_fail) break;
+    fails += nfail;
+    bitwise += hn::CountTrue(du, hn::Ne(gb, cb));
+
+    // Sums (products of f32 values are exact in double).
+    se = hn::Add(se, hn::Add(e_lo, e_hi));
+    sa = hn::Add(sa, hn::Add(ae_lo, ae_hi));
+    se2 = hn::Add(se2, hn::Add(hn::Mul(e_lo, e_lo), hn::Mul(e_hi, e_hi)));
+    sg2 = hn::Add(sg2, hn::Add(hn::Mul(g_lo, g_lo), hn::Mul(g_hi, g_hi)));
+    sc2 = hn::Add(sc2, hn::Add(hn::Mul(c_lo, c_lo), hn::Mul(c_hi, c_hi)));
+    sgc = hn::Add(sgc, hn::Add(hn::Mul(g_lo, c_lo), hn::Mul(g_hi, c_hi)));
+    vmax_g = hn::Max(vmax_g, agf);
+
+    // Ratio c / g in double.
+    const VD r_lo = hn::Div(c_lo, g_lo), r_hi = hn::Div(c_hi, g_hi);
+    if (!have_shift) {
+      s.ratio_shift = hn::GetLane(r_lo);
+      vshift = hn::Set(dd, s.ratio_shift);
+      rmin = rmax = vshift;
+      have_shift = true;
+    }
+    const VD d_lo = hn::Sub(r_lo, vshift), d_hi = hn::Sub(r_hi, vshift);
+    rs1 = hn::Add(rs1, hn::Add(d_lo, d_hi));
+    rs2 = hn::Add(rs2, hn::Add(hn::Mul(d_lo, d_lo), hn::Mul(d_hi, d_hi)));
+    rmin = hn::Min(rmin, hn::Min(r_lo, r_hi));
+    rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
+
+    // Maxima: screen in f32, confirm in double, lane by lane in index order.
+    // |e| / |g| >= t_rel is screened as |e| >= t_rel * |g| (t_rel already
+    // lowered by 2^-22 relative, more than the product's rounding).
+    if (!hn::AllFalse(df, hn::Gt(ae, hn::Set(df, t_abs))) ||
+        !hn::AllFalse(df, hn::Ge(ae, hn::Mul(hn::Set(df, t_rel), agf)))) {
+      HWY_ALIGN uint32_t gbuf[hn::MaxLanes(du)], cbuf[hn::MaxLanes(du)];
+      hn::Store(gb, du, gbuf);
+      hn::Store(cb, du, cbuf);
+      for (int64_t j = 0; j < N; ++j) {
+        float gv, cv;
+        std::memcpy(&gv, &gbuf[j], 4);
+        std::memcpy(&cv, &cbuf[j], 4);
+        const double gd = gv, cd = cv, a = std::fabs(cd - gd), rel = a / std::fabs(gd);
+        if (s.max_abs_index < 0 || a > s.max_abs) {
+          s.max_abs = a;
+          s.max_abs_index = index0 + i + j;
+          s.max_abs_g = gd;
+          s.max_abs_c = cd;
+        }
+        if (s.max_rel_index < 0 || rel > s.max_rel) {
+          s.max_rel = rel;
+          s.max_rel_index = index0 + i + j;
+        }
+      }
+      t_abs = floor_float(s.max_abs);
+      t_rel = floor_float(s.max_rel * (1.0 - 0x1p-22));
+    }
+
+    // ULP distance (same sign: difference of magnitudes, < 2^24, exact as a
+    // float): bucket = floor(log2 d) + 1, 0 for d == 0.
+    auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
+    if constexpr (kBF16) dist = hn::ShiftRight<16>(dist);
+    const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
+    const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
+    const VU oh_ulp = onehot(ulp_bucket, 0, 8, false);
+
+    // Relative error bucket: floor(log2 |e|/|g|) = E_e - E_g - (frac_e < frac_g).
+    const VU frac_mask = hn::Set(du, 0x007FFFFFu);
+    const auto exp_e = hn::BitCast(di, hn::ShiftRight<23>(aeb)), exp_g = hn::BitCast(di, hn::ShiftRight<23>(ga));
+    const auto borrow = hn::IfThenElseZero(hn::RebindMask(di, hn::Lt(hn::And(aeb, frac_mask), hn::And(ga, frac_mask))),
+                                           hn::Set(di, 1));
+    auto k = hn::Sub(hn::Sub(exp_e, exp_g), borrow);  // >= -48 for ordinary pairs, < 1
+    auto rel_bucket = hn::Add(k, hn::Set(di, 66));
+    rel_bucket = hn::IfThenElse(hn::Lt(k, hn::Set(di, -64)), hn::Set(di, 1), rel_bucket);
+    rel_bucket = hn::IfThenElse(hn::Gt(k, hn::Set(di, -1)), hn::Set(di, 66), rel_bucket);
+    rel_bucket = hn::IfThenElseZero(hn::RebindMask(di, hn::Ne(aeb, hn::Zero(du))), rel_bucket);
+    const VU oh_rel = onehot(rel_bucket, 1, 7, true);
+
+    // XOR bit positions and popcount.
+    const VU x = kBF16 ? hn::ShiftRight<16>(hn::Xor(gb, cb)) : hn::Xor(gb, cb);
+    xnib[0] = hn::Add(xnib[0], hn::And(x, nib_ones));
+    xnib[1] = hn::Add(xnib[1], hn::And(hn::ShiftRight<1>(x), nib_ones));
+    xnib[2] = hn::Add(xnib[2], hn::And(hn::ShiftRight<2>(x), nib_ones));
+    xnib[3] = hn::Add(xnib[3], hn::And(hn::ShiftRight<3>(x), nib_ones));
+    if (++xnib_pending == 15) {
+      widen(xnib, xacc, xnib_pending, xpending);
+      if (xpending > 240) flush_xor();
+    }
+    const VU oh = hn::Or(hn::Or(oh_ulp, oh_rel), onehot(hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false));
+    hnib[0] = hn::Add(hnib[0], hn::And(oh, nib_ones));
+    hnib[1] = hn::Add(hnib[1], hn::And(hn::ShiftRight<1>(oh), nib_ones));
+    hnib[2] = hn::Add(hnib[2], hn::And(hn::ShiftRight<2>(oh), nib_ones));
+    hnib[3] = hn::Add(hnib[3], hn::And(hn::ShiftRight<3>(oh), nib_ones));
+    if (++hnib_pending == 15) {
+      widen(hnib, hacc, hnib_pending, hpending);
+      if (hpending > 240) flush_hist();
+    }
+    if (HWY_UNLIKELY(hmove[0] >= 0 || hmove[1] >= 0 || hmove[2] >= 0)) {
+      flush_hist();
+      for (int j = 0; j < 3; ++j) {
+        if (hmove[j] < 0) continue;
+        hbase[j] = hmove[j] > 3 ? hmove[j] - 3 : (j == 1 ? 1 : 0);
+        hmove[j] = -1;
+        hmiss[j] = 0;
+      }
+    }
+  }
+  if (xpending > 0 || xnib_pending > 0) flush_xor();
+  if (hpending > 0 || hnib_pending > 0) flush_hist();
+  if (i == 0) return 0;
+
+  s.count += static_cast<uint64_t>(i);
+  s.finite += static_cast<uint64_t>(i);
+  s.bitwise += bitwise;
+  s.tolerance_fail += fails;
+  s.sum_e += hn::GetLane(hn::SumOfLanes(dd, se));
+  s.sum_abs += hn::GetLane(hn::SumOfLanes(dd, sa));
+  s.sum_e2 += hn::GetLane(hn::SumOfLanes(dd, se2));
+  s.sum_g2 += hn::GetLane(hn::SumOfLanes(dd, sg2));
+  s.sum_c2 += hn::GetLane(hn::SumOfLanes(dd, sc2));
+  s.sum_gc += hn::GetLane(hn::SumOfLanes(dd, sgc));
+  const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, vmax_g)));
+  if (mg > s.max_abs_golden) s.max_abs_golden = mg;
+  s.ratio_n += static_cast<uint64_t>(i);
+  s.ratio_s1 += hn::GetLane(hn::SumOfLanes(dd, rs1));
+  s.ratio_s2 += hn::GetLane(hn::SumOfLanes(dd, rs2));
+  s.ratio_min = hn::GetLane(hn::MinOfLanes(dd, rmin));
+  s.ratio_max = hn::GetLane(hn::MaxOfLanes(dd, rmax));
+  return i;
+#endif
+}
+
+int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
+                const F32FastParams& p, F32FastState& s) {
+  return FastT(g, c, n, index0, p, s);
+}
+
+int64_t BF16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, int64_t n, int64_t index0,
+                 const F32FastParams& p, F32FastState& s) {
+  return FastT(g, c, n, index0, p, s);
+}
+
+int64_t F32Lanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace peat::analyzer
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace peat::analyzer {
+HWY_EXPORT(F32Fast);
+HWY_EXPORT(BF16Fast);
+HWY_EXPORT(F32Lanes);
+
+int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                 F32FastState& state) {
+  return HWY_DYNAMIC_DISPATCH(F32Fast)(g, c, n, index0, params, state);
+}
+
+int64_t bf16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                  F32FastState& state) {
+  return HWY_DYNAMIC_DISPATCH(BF16Fast)(g, c, n, index0, params, state);
+}
+
+int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }
+}  // namespace peat::analyzer
+#endif
