@@ -17,5 +17,6 @@
 #include <peat/analyzer.h>
 #include <peat/injector.h>
 /* object headers: profiler */
+#include <peat/detector.h>
 
 #endif /* PEAT_PEAT_H */
