@@ -424,7 +424,7 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
   }
 
   // ---- REGION: large errors filling a block of rows, columns or tiles -----------------
-  if (!primary_done && sp.present && sp.m >= 8 && static_cast<double>(sp.m) <= 0.6 * N &&
+  if (!primary_done && sp.present && sp.m >= 4 && static_cast<double>(sp.m) <= 0.6 * N &&
       static_cast<double>(far) >= 0.5 * n) {
     const double m = static_cast<double>(sp.m);
     const double row_density = sp.rows_touched > 0 ? m / (static_cast<double>(sp.rows_touched) * sp.cols) : 0;
@@ -494,8 +494,13 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     const double rest_rms = F.n >= 2 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_error) - max2) / (n - 1)) : 0;
     const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms;
     const uint64_t skip = (outlier ? 1 : 0) + F.nf + s.spurious_count;
-    const double eff = F.effective_bits(0.99, outlier ? 1 : 0);
     const double bulk_l2 = F.relative_l2(outlier ? max2 : 0);
+    // Effective mantissa bits: for a reduction (heavy-tailed relative errors where
+    // it cancels) from the relative L2 error, whose value for rounding to m bits
+    // is about 2^-(m+1)/sqrt(3); otherwise the 0.99 quantile of the relative errors.
+    const double eff = F.k_bound ? (bulk_l2 > 0 ? std::clamp(-std::log2(bulk_l2) - 1.8, 0.0, static_cast<double>(F.p))
+                                                : static_cast<double>(F.p))
+                                 : F.effective_bits(0.99, outlier ? 1 : 0);
     const uint64_t bulk = F.n > skip ? F.n - skip : 0;
     const uint64_t near = F.n - std::min(F.n, far);  // within 3 ULP
     bool rounding = false;
@@ -523,11 +528,15 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
       rounding = true;
       why = fmt::format("{} of {} mismatches within 3 ULP (>= 99 %): a few ULP of {}", near, F.n, float_name(F.f));
     }
-    const bool reduced = !rounding && bulk > 0 && eff <= F.p - 3 && eff >= 1;
+    // Beyond the rounding allowance and still noise-like: for a reduction any
+    // effective precision below the golden's; otherwise at least 3 bits lost.
+    const bool reduced = !rounding && bulk > 0 && eff >= 1 && eff <= F.p - (F.k_bound ? 1 : 3);
     const bool floor = rounding || reduced;
     if (floor && outlier) {
       // The outlier's bits above the noise band tell one flip from several.
-      const int band = std::clamp(static_cast<int>(std::ceil(F.p - eff)) + 2, 0, F.p);
+      // (Flips this far above the noise sit in the top mantissa bits or higher; the
+      // band starts no lower than 4 bits below the top of the mantissa.)
+      const int band = std::clamp(static_cast<int>(std::ceil(F.p - eff)) + 2, F.p - 4, F.p);
       const uint64_t x = bits_of(s.max_abs_error_golden, F.f) ^ bits_of(s.max_abs_error_candidate, F.f);
       const int high = __builtin_popcountll(band >= 64 ? 0 : (x >> band));
       auto& v = B.add(high <= 1 ? PEAT_ERROR_MODEL_BITFLIP_SINGLE : PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.85, 1);
@@ -556,8 +565,9 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
       if (std::fabs(eff - (v.nearest_format == PEAT_FORMAT_TF32 ? 10 : v.nearest_format == PEAT_FORMAT_BF16 ? 7
                            : v.nearest_format == PEAT_FORMAT_FP8_E4M3 ? 3 : 2)) > 2)
         v.nearest_format = -1;
-      evidence(v, "effective mantissa bits {:.0f} <= {} - 3: 99 % of relative errors below 2^-{:.0f}; nearest format {}",
-               eff, F.p, eff + 2, format_name(v.nearest_format));
+      evidence(v, "effective mantissa bits {:.1f} < {} ({}): nearest format {}", eff, F.p,
+               F.k_bound ? "from the relative L2 error" : "0.99 quantile of the relative errors",
+               format_name(v.nearest_format));
       if (F.k_bound)
         evidence(v, "relative L2 {:.3g} exceeds the rounding bound {} sqrt(2K) u = {:.3g}", bulk_l2,
                  ctx.rounding_slack, ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op);

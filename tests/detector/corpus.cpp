@@ -340,6 +340,12 @@ bool inject(Case& c, peat_inject_spec_t& spec, uint64_t seed) {
   if (truth.changed == 0) c.label = PEAT_ERROR_MODEL_EXACT;
   if (truth.model == PEAT_ERROR_MODEL_STUCK_AT && truth.changed == 1) c.label = PEAT_ERROR_MODEL_BITFLIP_SINGLE;
   const int p = mant(c.dt), w = width(c.dt);
+  if (spec.kind == PEAT_INJECT_BITFLIP && truth.changed > 0) {
+    bool low_only = true;
+    for (int b = 2; b < w; ++b) low_only &= truth.bit_flips[b] == 0;
+    if (low_only) c.label = PEAT_ERROR_MODEL_ROUNDING;  // 1-3 ULP changes only
+  }
+  if (spec.kind == PEAT_INJECT_REGION && truth.changed < 4) return false;  // too small to be a region
   if (spec.kind == PEAT_INJECT_BITFLIP || spec.kind == PEAT_INJECT_STUCK_AT)
     for (int b = p; b < w; ++b)
       if (truth.bit_flips[b] > 0) c.exp_sign_flip = true;
