@@ -122,6 +122,9 @@ struct Features {
     if (g2 == 0 || c2 == 0) return 0;
     return sum_of(s.sum_golden_candidate) / std::sqrt(g2 * c2);
   }
+  double rms_golden() const {
+    return s.finite_count > 0 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_golden)) / static_cast<double>(s.finite_count)) : 0;
+  }
   bool is_sign(int b) const { return b == width - 1; }
   bool is_exponent(int b) const { return b >= p && b < width - 1; }
   const char* field(int b) const { return is_sign(b) ? "sign" : is_exponent(b) ? "exponent" : "mantissa"; }
@@ -342,6 +345,26 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
   const uint64_t rel_big = F.rel_at_least(-2) + s.spurious_count + F.nf;  // r >= 1/4, or undefined
   bool primary_done = false;
 
+  // Reductions whose accumulation is wider than the storage (u < u_s): the outputs of
+  // two summation orders differ in few elements, by one storage ULP, or by more on
+  // outputs that cancel (tiny |g|). Every error within this absolute allowance is
+  // rounding-sized.
+  const double abs_allow =
+      F.k_bound ? ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op * F.rms_golden() +
+                      (F.u_op < F.u_store ? 2 * F.u_store * std::fabs(s.max_abs_error_golden) : 0)
+                : 0;
+  const bool rounding_sized = F.k_bound && F.u_op < F.u_store && F.nf == 0 && s.spurious_count == 0 &&
+                              s.max_abs_error <= abs_allow;
+  // ULP distance of the largest-error pair.
+  const uint64_t max_pair_ulps = [&] {
+    if (s.max_abs_error_index < 0) return uint64_t{0};
+    const uint64_t a = bits_of(s.max_abs_error_golden, F.f), b = bits_of(s.max_abs_error_candidate, F.f);
+    const uint64_t sign = uint64_t{1} << (F.width - 1);
+    const uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
+    if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
+    return ma + mb;
+  }();
+
   // Polarity of a single-bit pattern: every change in one direction.
   int polarity = -1;
   if (sb >= 0) {
@@ -360,8 +383,12 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     if (low) {
       auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
       evidence(r, "one pair differs in mantissa bit {} only: a change of at most 2 ULP, within rounding", sb);
+    } else if (rounding_sized) {
+      auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
+      evidence(r, "|e| = {:.3g} <= {} sqrt(2K) u RMS(g) + 2 u_s |g| = {:.3g} (K = {}): rounding-sized", s.max_abs_error,
+               ctx.rounding_slack, abs_allow, F.K);
     }
-    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, low ? 0.5 : 1.0, 1);
+    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, low || rounding_sized ? 0.5 : 1.0, 1);
     v.bit = sb;
     v.first_index = s.max_abs_error_index >= 0 ? s.max_abs_error_index : sp.first;
     if (s.max_abs_error_index >= 0 && s.max_abs_error > 0) {
@@ -475,7 +502,8 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
   }
 
   // ---- BITFLIP_MULTI: a few pairs, each off in at most 4 bits, mostly far apart -------------
-  if (!primary_done && F.popcount_at_most(4) == F.nb && static_cast<double>(far) >= 0.5 * n &&
+  if (!primary_done && !rounding_sized && F.popcount_at_most(4) == F.nb &&
+      ((far >= 2 && static_cast<double>(far) >= 0.5 * n) || (F.n == 1 && far == 1)) &&
       n <= std::max(16.0, 0.01 * N)) {
     auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
     v.first_index = sp.present ? sp.first : s.max_abs_error_index;
@@ -492,15 +520,16 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     // square of the other mismatches (noise has no such gap).
     const double max2 = s.max_abs_error * s.max_abs_error;
     const double rest_rms = F.n >= 2 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_error) - max2) / (n - 1)) : 0;
-    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms;
-    const uint64_t skip = (outlier ? 1 : 0) + F.nf + s.spurious_count;
+    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms && max_pair_ulps >= 4 &&
+                         !(F.k_bound && s.max_abs_error <= abs_allow);
+    const uint64_t skip = (outlier ? 1 : 0) + F.nf + s.spurious_count + s.dropped_count;
     const double bulk_l2 = F.relative_l2(outlier ? max2 : 0);
     // Effective mantissa bits: for a reduction (heavy-tailed relative errors where
     // it cancels) from the relative L2 error, whose value for rounding to m bits
     // is about 2^-(m+1)/sqrt(3); otherwise the 0.99 quantile of the relative errors.
     const double eff = F.k_bound ? (bulk_l2 > 0 ? std::clamp(-std::log2(bulk_l2) - 1.8, 0.0, static_cast<double>(F.p))
                                                 : static_cast<double>(F.p))
-                                 : F.effective_bits(0.99, outlier ? 1 : 0);
+                                 : F.effective_bits(0.95, (outlier ? 1 : 0) + s.dropped_count);
     const uint64_t bulk = F.n > skip ? F.n - skip : 0;
     const uint64_t near = F.n - std::min(F.n, far);  // within 3 ULP
     bool rounding = false;
@@ -524,13 +553,19 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
                           ctx.rounding_slack, F.u_op < F.u_store ? " + 2 u_storage" : "", bound, F.K, F.u_op);
       }
     }
-    if (!rounding && !F.k_bound && static_cast<double>(near) + static_cast<double>(outlier ? 1 : 0) >= 0.99 * n) {
+    if (!rounding && rounding_sized) {
+      rounding = true;
+      why = fmt::format("max |e| = {:.3g} <= {} sqrt(2K) u RMS(g) + 2 u_s |g| = {:.3g} (K = {}, u = {:.3g})",
+                        s.max_abs_error, ctx.rounding_slack, abs_allow, F.K, F.u_op);
+    }
+    if (!rounding && static_cast<double>(near) + static_cast<double>(outlier ? 1 : 0) >= 0.99 * n) {
       rounding = true;
       why = fmt::format("{} of {} mismatches within 3 ULP (>= 99 %): a few ULP of {}", near, F.n, float_name(F.f));
     }
     // Beyond the rounding allowance and still noise-like: for a reduction any
     // effective precision below the golden's; otherwise at least 3 bits lost.
-    const bool reduced = !rounding && bulk > 0 && eff >= 1 && eff <= F.p - (F.k_bound ? 1 : 3);
+    const bool reduced = !rounding && bulk > 0 && eff >= 1 && eff <= F.p - (F.k_bound ? 1 : 3) &&
+                         static_cast<double>(rel_big) < 0.5 * n;
     const bool floor = rounding || reduced;
     if (floor && outlier) {
       // The outlier's bits above the noise band tell one flip from several.
@@ -548,6 +583,20 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
                s.max_abs_error_golden, s.max_abs_error_candidate, high, band, band - 2);
       set_spatial(v, sp);
     }
+    // A new NaN/Inf above a floor, each differing in one high bit only (the floor never
+    // reaches the top mantissa bit): flips that overflowed.
+    uint64_t high_hits = 0;
+    int high_bit = -1;
+    for (int b = std::max(0, F.p - 1); b < F.width; ++b)
+      if (s.xor_bit_hist[b] > 0) { high_hits += s.xor_bit_hist[b]; high_bit = b; }
+    if (floor && !outlier && F.nf > 0 && high_hits == F.nf) {
+      auto& v = B.add(F.nf == 1 ? PEAT_ERROR_MODEL_BITFLIP_SINGLE : PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.8,
+                      static_cast<int64_t>(F.nf));
+      v.bit = high_bit;
+      evidence(v, "{} new NaN/Inf, and exactly {} differing bit(s) at or above bit {} (one per NaN/Inf): flips that "
+                  "overflowed", F.nf, high_hits, F.p - 1);
+      set_spatial(v, sp);
+    }
     if (F.nf > 0 && floor) {
       auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
       evidence(v, "{} new NaN/Inf where the golden is finite, above a noise floor", F.nf);
@@ -557,6 +606,11 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
       v.effective_mantissa_bits = eff;
       evidence(v, "{}", why);
       evidence(v, "{} pairs differ, relative L2 {:.3g}, effective mantissa bits {:.0f}", bulk, bulk_l2, eff);
+      if (F.k_bound && static_cast<double>(F.K) * F.u_op < 1) {
+        const double gamma = static_cast<double>(F.K) * F.u_op / (1 - static_cast<double>(F.K) * F.u_op);
+        evidence(v, "deterministic bound: max relative error {:.3g} vs 2 gamma_K = {:.3g} (exceeded only where the sum cancels)",
+                 s.max_rel_error, 2 * gamma);
+      }
       primary_done = true;
     } else if (reduced) {
       auto& v = B.add(PEAT_ERROR_MODEL_REDUCED_PRECISION, 0.85, static_cast<int64_t>(bulk));

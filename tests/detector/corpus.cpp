@@ -8,9 +8,11 @@
 //    pairwise vs sequential, FMA) or REDUCED_PRECISION (inputs rounded to
 //    bf16 / fp16 / tf32, fp16 accumulation), or EXACT when its output is
 //    bitwise identical to the golden one.
-// Bit flips whose bits lie in the two lowest mantissa bits change a value by
-// one or two ULP, which rounding does as well; the corpus draws explicit flip
-// positions from bit 2 upwards.
+//  - a BITFLIP (or a STUCK_AT that changed one element) that moved every
+//    changed element by at most 3 ULP is ROUNDING (rounding moves values that
+//    far as well; a stuck bit over several elements keeps its one-bit,
+//    one-direction structure and stays STUCK_AT); the corpus draws
+//    explicit flip positions from bit 2 upwards, random ones anywhere.
 #include "corpus.hpp"
 
 #include <algorithm>
@@ -327,6 +329,15 @@ struct Scorer {
   }
 };
 
+// Distance of two storage words on the ordered line of values (sign-magnitude),
+// saturated at UINT64_MAX.
+uint64_t ulp_distance(uint64_t a, uint64_t b, int w) {
+  const uint64_t sign = uint64_t{1} << (w - 1);
+  const uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
+  if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
+  return ma > UINT64_MAX - mb ? UINT64_MAX : ma + mb;
+}
+
 // Applies `spec` to a copy of the golden tensor; fills label and flags from the truth.
 bool inject(Case& c, peat_inject_spec_t& spec, uint64_t seed) {
   c.candidate = c.golden;
@@ -340,10 +351,12 @@ bool inject(Case& c, peat_inject_spec_t& spec, uint64_t seed) {
   if (truth.changed == 0) c.label = PEAT_ERROR_MODEL_EXACT;
   if (truth.model == PEAT_ERROR_MODEL_STUCK_AT && truth.changed == 1) c.label = PEAT_ERROR_MODEL_BITFLIP_SINGLE;
   const int p = mant(c.dt), w = width(c.dt);
-  if (spec.kind == PEAT_INJECT_BITFLIP && truth.changed > 0) {
-    bool low_only = true;
-    for (int b = 2; b < w; ++b) low_only &= truth.bit_flips[b] == 0;
-    if (low_only) c.label = PEAT_ERROR_MODEL_ROUNDING;  // 1-3 ULP changes only
+  if ((spec.kind == PEAT_INJECT_BITFLIP || (spec.kind == PEAT_INJECT_STUCK_AT && truth.changed == 1)) &&
+      truth.changed > 0 && truth.changed == truth.recorded) {
+    // Flips that moved every changed element by at most 3 ULP are rounding-sized.
+    bool small = true;
+    for (int64_t i = 0; i < truth.recorded; ++i) small &= ulp_distance(truth.changes[i].old_bits, truth.changes[i].new_bits, w) <= 3;
+    if (small) c.label = PEAT_ERROR_MODEL_ROUNDING;
   }
   if (spec.kind == PEAT_INJECT_REGION && truth.changed < 4) return false;  // too small to be a region
   if (spec.kind == PEAT_INJECT_BITFLIP || spec.kind == PEAT_INJECT_STUCK_AT)
