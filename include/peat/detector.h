@@ -100,7 +100,7 @@ typedef struct peat_verdict {
   int32_t lane_period;           /* STUCK_AT / REGION: 32 or 64 when confined to one lane, else -1 */
   int32_t lane;                  /* that lane, or -1 */
   double effective_mantissa_bits;/* ROUNDING / REDUCED_PRECISION: the candidate's effective
-                                    mantissa bits (0.99 quantile), else 0 */
+                                    mantissa bits (docs/error-models.md), else 0 */
   peat_float_format_t nearest_format; /* REDUCED_PRECISION: nearest narrow format (injector.h
                                     PEAT_FORMAT_*; TF32 stands for tf32/fp16), else -1 */
   int32_t reserved;              /* 0 */

@@ -526,7 +526,7 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     const double bulk_l2 = F.relative_l2(outlier ? max2 : 0);
     // Effective mantissa bits: for a reduction (heavy-tailed relative errors where
     // it cancels) from the relative L2 error, whose value for rounding to m bits
-    // is about 2^-(m+1)/sqrt(3); otherwise the 0.99 quantile of the relative errors.
+    // is about 2^-(m+1)/sqrt(3); otherwise the 0.95 quantile of the relative errors.
     const double eff = F.k_bound ? (bulk_l2 > 0 ? std::clamp(-std::log2(bulk_l2) - 1.8, 0.0, static_cast<double>(F.p))
                                                 : static_cast<double>(F.p))
                                  : F.effective_bits(0.95, (outlier ? 1 : 0) + s.dropped_count);
@@ -575,13 +575,17 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
       const uint64_t x = bits_of(s.max_abs_error_golden, F.f) ^ bits_of(s.max_abs_error_candidate, F.f);
       const int high = __builtin_popcountll(band >= 64 ? 0 : (x >> band));
       auto& v = B.add(high <= 1 ? PEAT_ERROR_MODEL_BITFLIP_SINGLE : PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.85, 1);
-      if (x != 0) v.bit = 63 - __builtin_clzll(x);
+      if (x != 0) {
+        v.bit = 63 - __builtin_clzll(x);
+        if (high <= 1) v.polarity = static_cast<int>((bits_of(s.max_abs_error_candidate, F.f) >> v.bit) & 1u);
+      }
       v.first_index = s.max_abs_error_index;
       evidence(v, "largest error |e| = {:.6g} at index {} is {:.0f}x the RMS {:.3g} of the other mismatches (>= 32)",
                s.max_abs_error, s.max_abs_error_index, rest_rms > 0 ? s.max_abs_error / rest_rms : INFINITY, rest_rms);
       evidence(v, "g = {:.6g}, c = {:.6g}: {} differing bit(s) at or above bit {} (the noise reaches about bit {})",
                s.max_abs_error_golden, s.max_abs_error_candidate, high, band, band - 2);
       set_spatial(v, sp);
+      v.first_index = s.max_abs_error_index;  // the outlier, not the map's first mismatch
     }
     // A new NaN/Inf above a floor, each differing in one high bit only (the floor never
     // reaches the top mantissa bit): flips that overflowed.
@@ -606,7 +610,7 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
       v.effective_mantissa_bits = eff;
       evidence(v, "{}", why);
       evidence(v, "{} pairs differ, relative L2 {:.3g}, effective mantissa bits {:.0f}", bulk, bulk_l2, eff);
-      if (F.k_bound && static_cast<double>(F.K) * F.u_op < 1) {
+      if (F.k_bound && !outlier && static_cast<double>(F.K) * F.u_op < 1) {
         const double gamma = static_cast<double>(F.K) * F.u_op / (1 - static_cast<double>(F.K) * F.u_op);
         evidence(v, "deterministic bound: max relative error {:.3g} vs 2 gamma_K = {:.3g} (exceeded only where the sum cancels)",
                  s.max_rel_error, 2 * gamma);
@@ -620,7 +624,7 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
                            : v.nearest_format == PEAT_FORMAT_FP8_E4M3 ? 3 : 2)) > 2)
         v.nearest_format = -1;
       evidence(v, "effective mantissa bits {:.1f} < {} ({}): nearest format {}", eff, F.p,
-               F.k_bound ? "from the relative L2 error" : "0.99 quantile of the relative errors",
+               F.k_bound ? "from the relative L2 error" : "0.95 quantile of the relative errors",
                format_name(v.nearest_format));
       if (F.k_bound)
         evidence(v, "relative L2 {:.3g} exceeds the rounding bound {} sqrt(2K) u = {:.3g}", bulk_l2,

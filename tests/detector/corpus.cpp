@@ -699,12 +699,12 @@ std::string format_matrix(const Result& r) {
 
 Config slice_config() {
   Config c;
-  c.sizes = {1, 7, 64, 1000, 4096};
-  c.seeds = 4;
+  c.sizes = {1, 2, 7, 64, 100, 1000, 4096, 65536};
+  c.seeds = 8;
   c.big_seeds = 0;
-  c.kernel_seeds = 4;
-  c.max_gemm = 24;
-  c.max_k = 128;
+  c.kernel_seeds = 12;
+  c.max_gemm = 32;
+  c.max_k = 256;
   return c;
 }
 

@@ -7,7 +7,9 @@
 
 #include "detector/detector.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -182,4 +184,32 @@ TEST_CASE("detector: validate_signature names the inconsistent field", "[detecto
   CHECK_NOTHROW(peat::detector::validate_signature(s, "s"));
   s.value_mismatch_count = 1;  // more value than bitwise mismatches
   CHECK_THROWS_WITH(peat::detector::validate_signature(s, "s"), Catch::Contains("value_mismatch_count"));
+}
+
+TEST_CASE("detector: a mixture that no rule explains is UNKNOWN; scaling by a constant is SCALING", "[detector]") {
+  Pair p = random_pair(64, 64, 6);
+  for (size_t i = 0; i < p.c.size(); ++i) {
+    const size_t h = (i * 2654435761u) % 100;
+    if (h < 30) p.c[i] = p.g[i] * 1.001f;
+    else if (h < 55) p.c[i] = p.g[i] * 1.3f;
+  }
+  peat_detection_t d = detect(p, context());
+  CHECK(d.verdict_count == 1);
+  CHECK(d.verdicts[0].model == PEAT_ERROR_MODEL_UNKNOWN);
+  for (size_t i = 0; i < p.c.size(); ++i) p.c[i] = p.g[i] * 3.0f;
+  d = detect(p, context());
+  CHECK(d.verdicts[0].model == PEAT_ERROR_MODEL_SCALING);
+  CHECK(std::fabs(d.verdicts[0].alpha - 3.0) < 1e-6);
+}
+
+TEST_CASE("detector: renderers give a JSON schema version and one CSV line per verdict", "[detector]") {
+  Pair p = random_pair(8, 8, 7);
+  p.c[9] = NAN;
+  const peat_detection_t d = detect(p, context());
+  const std::string json = peat::detector::render(d, PEAT_RENDER_JSON);
+  CHECK(json.find("\"schema_version\": 1") != std::string::npos);
+  CHECK(json.find("\"model\": \"NONFINITE\"") != std::string::npos);
+  const std::string csv = peat::detector::render(d, PEAT_RENDER_CSV);
+  CHECK(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')) == 1 + d.verdict_count);
+  CHECK_THROWS(peat::detector::render(d, 7));
 }
