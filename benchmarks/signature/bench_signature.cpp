@@ -79,12 +79,12 @@ void BM_StreamRead(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * g_elements * 8);
 }
 
-void signature(benchmark::State& state, bool with_map) {
+void signature(benchmark::State& state, bool with_map, int threads = kThreads) {
   int64_t shape[2] = {g_elements / 8192, 8192};
   const DLTensor g = tensor(g_golden, shape), c = tensor(g_candidate, shape);
   peat_signature_config_t cfg;
   peat_signature_config_init(&cfg);
-  cfg.num_threads = kThreads;
+  cfg.num_threads = threads;
   peat_signature_t sig;
   peat_signature_init(&sig);
   peat_spatial_map_t map;
@@ -103,12 +103,14 @@ void signature(benchmark::State& state, bool with_map) {
 
 void BM_Signature(benchmark::State& state) { signature(state, false); }
 void BM_SignatureWithMap(benchmark::State& state) { signature(state, true); }
+void BM_Signature1Thread(benchmark::State& state) { signature(state, false, 1); }
 
 }  // namespace
 
 BENCHMARK(BM_StreamRead)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_Signature)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_SignatureWithMap)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_Signature1Thread)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)

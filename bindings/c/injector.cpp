@@ -131,6 +131,39 @@ PEAT_API peat_action_t peat_injector_decide_call(peat_injector_t* injector, uint
   return status == PEAT_STATUS_OK ? action : PEAT_ACTION_INVALID;
 }
 
+PEAT_API peat_action_t peat_injector_decide_policy(peat_injector_t* injector, uint32_t op, uint64_t* out_call,
+                                                   int32_t* out_policy) {
+  peat_action_t action = PEAT_ACTION_INVALID;
+  uint64_t call = 0;
+  const peat::injector::Policy* fired = nullptr;
+  const peat_status_t status = peat::c_call(__func__, [&] {
+    peat::require_arg(injector, "injector");
+    action = injector->decide(op, call, &fired);
+  });
+  if (status != PEAT_STATUS_OK) {
+    if (out_policy) *out_policy = -1;
+    return PEAT_ACTION_INVALID;
+  }
+  if (out_call) *out_call = call;
+  if (out_policy) *out_policy = fired ? static_cast<int32_t>(fired->index) : -1;
+  return action;
+}
+
+PEAT_API peat_status_t peat_injector_inject(peat_injector_t* injector, int32_t policy, uint32_t op, uint64_t call,
+                                            DLTensor* tensor, const DLTensor* stale, peat_inject_truth_t* out_truth) {
+  return peat::c_call(__func__, [&] {
+    auto& inj = as_injector(injector);
+    peat::require_arg(tensor, "tensor");
+    if (out_truth != nullptr &&
+        (out_truth->struct_size < sizeof(uint32_t) || out_truth->struct_size > sizeof(peat_inject_truth_t)))
+      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out_truth.struct_size {} is not in [4, {}] (call peat_inject_truth_init)",
+                 out_truth->struct_size, sizeof(peat_inject_truth_t));
+    peat_inject_truth_t full{};
+    inj.inject(policy, op, call, tensor, stale, full);
+    if (out_truth != nullptr) peat::injector::copy_truth_out(full, out_truth, "out_truth");
+  });
+}
+
 PEAT_API peat_status_t peat_injector_set_candidate(peat_injector_t* injector, const char* op_pattern,
                                                    peat_kernel_fn fn, void* ctx) {
   return peat::c_call(__func__, [&] {

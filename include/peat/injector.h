@@ -372,8 +372,9 @@ typedef struct peat_injector_policy {
                                   Default PEAT_PHASE_MASK_ALL. */
   const peat_inject_spec_t* spec; /* INJECT: the error model applied to the golden output
                                   (copied, with its `elements`; `stale` must be NULL: with
-                                  FILL_STALE the injector supplies the op's previous output).
-                                  Required for INJECT, ignored otherwise. Default NULL. */
+                                  FILL_STALE, peat_injector_dispatch supplies the op's previous
+                                  output, zeros before its first call). Required for INJECT,
+                                  ignored otherwise. Default NULL. */
   int32_t output_index;        /* INJECT: which output gets the error model. Default 0. */
 } peat_injector_policy_t;
 
@@ -420,6 +421,24 @@ PEAT_API peat_action_t peat_injector_decide(peat_injector_t* injector, uint32_t 
  * A firing still counts against max_firings. Thread-safe. */
 PEAT_API peat_action_t peat_injector_decide_call(peat_injector_t* injector, uint32_t op,
                                                  uint64_t call);
+
+/* Like peat_injector_decide, and also stores in *out_policy (may be NULL) the
+ * index of the policy that fired, or -1 when the action is RUN_GOLDEN (or
+ * INVALID). For callers that act on the decision themselves: an INJECT is
+ * carried out with peat_injector_inject. Thread-safe. */
+PEAT_API peat_action_t peat_injector_decide_policy(peat_injector_t* injector, uint32_t op,
+                                                   uint64_t* out_call, int32_t* out_policy);
+
+/* Applies the error model of INJECT policy `policy` to `tensor` in place with
+ * the Philox key (session seed, op, call): the same bits peat_injector_dispatch
+ * would inject for that call. `stale` is the op's previous output for a
+ * FILL_STALE model (NULL = zeros); `out_truth` (may be NULL, struct_size set)
+ * receives the ground truth. Nothing is logged. Errors: unknown policy index
+ * -> NOT_FOUND; a policy whose action is not INJECT -> INVALID_ARGUMENT; the
+ * errors of peat_inject_apply. Thread-safe for distinct tensors. */
+PEAT_API peat_status_t peat_injector_inject(peat_injector_t* injector, int32_t policy, uint32_t op,
+                                            uint64_t call, DLTensor* tensor, const DLTensor* stale,
+                                            peat_inject_truth_t* out_truth);
 
 /* ------------------------------------------------------------- dispatch -- */
 

@@ -1,7 +1,7 @@
 // The signature on the CPU: validation, config defaults, the chunked parallel
 // pass over (golden, candidate) and the merge of partial signatures.
 //
-// Work is cut into fixed chunks of kChunk elements of the logical (row-major)
+// Work is cut into fixed chunks of chunk_elements(numel) elements of the logical (row-major)
 // index space. oneTBB runs the chunks in parallel; each writes its partial
 // signature (and spatial-map partial) into a slot allocated once per call, and
 // the slots are merged in index order. The result therefore does not depend on
@@ -32,6 +32,15 @@ namespace peat::analyzer {
 namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 16;
+constexpr int64_t kMaxChunks = 4096;  // bounds the per-call partials (about 2.4 KB each)
+
+// Elements per chunk: kChunk, or more for tensors above kChunk * kMaxChunks
+// elements. A function of the element count only, so the result does not
+// depend on the thread count.
+int64_t chunk_elements(int64_t numel) {
+  const int64_t per = (numel + kMaxChunks - 1) / kMaxChunks;
+  return std::max(kChunk, ((per + kChunk - 1) / kChunk) * kChunk);
+}
 
 bool is_host_device(DLDevice device) {
   return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
@@ -64,6 +73,44 @@ struct ChunkSums {
   double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
   uint64_t ratio_n = 0;
   double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
+
+  // XOR bit positions without a loop over the set bits: nibble j of nib[k]
+  // counts bit 4j+k (up to 15 pairs), widened into byte counters (byte m of
+  // bytes[k] counts bit 8m+k, of bytes[4+k] bit 8m+4+k) and flushed into the
+  // histogram before a byte can pass 255.
+  uint64_t nib[4] = {0, 0, 0, 0};
+  uint64_t bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int nib_n = 0, bytes_n = 0;
+
+  void xor_add(uint64_t x, uint64_t* hist) {
+    constexpr uint64_t kOnes = 0x1111111111111111ull;
+    nib[0] += x & kOnes;
+    nib[1] += (x >> 1) & kOnes;
+    nib[2] += (x >> 2) & kOnes;
+    nib[3] += (x >> 3) & kOnes;
+    if (++nib_n == 15) {
+      widen();
+      if (bytes_n > 240) xor_flush(hist);
+    }
+  }
+  void widen() {
+    constexpr uint64_t kLow = 0x0F0F0F0F0F0F0F0Full;
+    for (int k = 0; k < 4; ++k) {
+      bytes[k] += nib[k] & kLow;
+      bytes[4 + k] += (nib[k] >> 4) & kLow;
+      nib[k] = 0;
+    }
+    bytes_n += nib_n;
+    nib_n = 0;
+  }
+  void xor_flush(uint64_t* hist) {
+    widen();
+    for (int k = 0; k < 8; ++k) {
+      for (int m = 0; m < 8; ++m) hist[8 * m + k] += (bytes[k] >> (8 * m)) & 0xFF;
+      bytes[k] = 0;
+    }
+    bytes_n = 0;
+  }
 };
 
 // Folds the plain sums into the compensated ones and clears them.
@@ -168,7 +215,7 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
     s.ulp_hist[p.ulp_bucket] += 1;
     s.rel_hist[p.rel_bucket] += 1;
     s.xor_popcount_hist[hd::popcount64(p.xor_bits)] += 1;
-    for (uint64_t x = p.xor_bits; x != 0; x &= x - 1) s.xor_bit_hist[hd::ctz64(x)] += 1;
+    if (p.xor_bits != 0) sums.xor_add(p.xor_bits, s.xor_bit_hist);
     if (f & hd::kFinite) [[likely]] {
       s.finite_count += 1;
       if (p.abs_err > s.max_abs_error || s.max_abs_error_index < 0) {
@@ -221,7 +268,8 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
   // The SIMD fast path: f32 against f32, both contiguous.
   constexpr bool kF32 = std::is_same_v<G, hd::FormatF32> && std::is_same_v<C, hd::FormatF32>;
   constexpr bool kBF16 = std::is_same_v<G, hd::FormatBF16> && std::is_same_v<C, hd::FormatBF16>;
-  const bool fast = (kF32 || kBF16) && g_stride == 1 && c_stride == 1 &&
+  constexpr bool kF16 = std::is_same_v<G, hd::FormatF16> && std::is_same_v<C, hd::FormatF16>;
+  const bool fast = (kF32 || kBF16 || kF16) && g_stride == 1 && c_stride == 1 &&
                     (!kMap || cfg.map_mismatch == PEAT_MISMATCH_TOLERANCE);
   for (int64_t j0 = 0; j0 < n;) {
     const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
@@ -237,6 +285,8 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
           done = f32_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
         else if constexpr (kBF16)
           done = bf16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
+        else if constexpr (kF16)
+          done = f16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
         if (done > 0) store_fast_state(st, s, sums);
         j += done;
         const int64_t k = std::min(j1, j + lanes);  // the vector that stopped the fast path
@@ -255,6 +305,7 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
 
 void fold_sums(peat_signature_t& s, ChunkSums& sums) {
   fold_plain(s, sums);
+  sums.xor_flush(s.xor_bit_hist);
   if (sums.ratio_n > 0) {
     const double n = static_cast<double>(sums.ratio_n);
     const double mean_d = sums.ratio_s1 / n;
@@ -311,7 +362,8 @@ template <typename G, typename C>
 void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg, peat_signature_t& out,
              peat_spatial_map_t* map) {
   const int64_t numel = g.numel;
-  const int64_t chunks = (numel + kChunk - 1) / kChunk;
+  const int64_t chunk = chunk_elements(numel);
+  const int64_t chunks = (numel + chunk - 1) / chunk;
   std::vector<peat_signature_t> partials(static_cast<std::size_t>(std::max<int64_t>(chunks, 1)), empty_signature());
   std::vector<MapPartial> map_partials(map ? partials.size() : 0);
   MapTarget target{};
@@ -321,7 +373,7 @@ void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg
     peat_signature_t& s = partials[static_cast<std::size_t>(k)];
     s.golden_dtype = g.dtype;
     ChunkSums sums;
-    const int64_t begin = k * kChunk, end = std::min(numel, begin + kChunk);
+    const int64_t begin = k * chunk, end = std::min(numel, begin + chunk);
     MapPartial* mp = map ? &map_partials[static_cast<std::size_t>(k)] : nullptr;
     if (mp) map_partial_begin(*mp, cfg.index_base + begin, cfg.index_base + end);
     for_each_run(g, c, begin, end, [&](int64_t go, int64_t gs, int64_t co, int64_t cs, int64_t n, int64_t first) {

@@ -21,10 +21,13 @@ namespace peat::analyzer {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The kernel over words of type W: uint32_t (f32) or uint16_t (bf16, the top
-// half of an f32: widened by a 16-bit shift, its ULP distance is the f32 one
-// shifted right by 16, its bits are the f32 bits 16..31).
-template <typename W>
+// The kernel over words of type W for kKind 0: f32 (uint32_t words); 1: bf16
+// (uint16_t, the top half of an f32: widened by a 16-bit shift, its ULP
+// distance is the f32 one shifted right by 16, its bits are the f32 bits
+// 16..31); 2: f16 (uint16_t; only normal f16 values are ordinary: widened to
+// f32 by rebiasing the exponent, their ULP distance is the f32 one shifted
+// right by 13, and the XOR is taken of the f16 words themselves).
+template <int kKind, typename W>
 HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
                          const F32FastParams& p, F32FastState& s) {
 #if HWY_TARGET == HWY_SCALAR
@@ -32,7 +35,8 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   (void)g, (void)c, (void)n, (void)index0, (void)p, (void)s;
   return 0;
 #else
-  constexpr bool kBF16 = sizeof(W) == 2;
+  constexpr bool kBF16 = kKind == 1;
+  constexpr bool kF16 = kKind == 2;
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const hn::RebindToSigned<decltype(df)> di;
@@ -157,8 +161,16 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
 
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    VU gb, cb;
-    if constexpr (kBF16) {
+    VU gb, cb, graw, craw;
+    if constexpr (kF16) {
+      const hn::Rebind<uint16_t, decltype(du)> d16;
+      graw = hn::PromoteTo(du, hn::LoadU(d16, g + i));
+      craw = hn::PromoteTo(du, hn::LoadU(d16, c + i));
+      // Normal f16 -> f32 bits: sign to bit 31, exponent + 112, mantissa << 13.
+      const VU rebias = hn::Set(du, 0x38000000u), m15 = hn::Set(du, 0x7FFFu), s16 = hn::Set(du, 0x8000u);
+      gb = hn::Or(hn::ShiftLeft<16>(hn::And(graw, s16)), hn::Add(hn::ShiftLeft<13>(hn::And(graw, m15)), rebias));
+      cb = hn::Or(hn::ShiftLeft<16>(hn::And(craw, s16)), hn::Add(hn::ShiftLeft<13>(hn::And(craw, m15)), rebias));
+    } else if constexpr (kBF16) {
       const hn::Rebind<uint16_t, decltype(du)> d16;
       gb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, g + i)));
       cb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, c + i)));
@@ -178,6 +190,13 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     ok = hn::And(ok, hn::RebindMask(du, hn::And(hn::Ge(acf, hn::Mul(agf, half)), hn::Le(acf, hn::Mul(agf, two)))));
     ok = hn::And(ok, hn::RebindMask(du, hn::Ge(agf, ratio_min)));
     ok = hn::And(ok, hn::Or(hn::Eq(aeb, hn::Zero(du)), hn::Not(hn::Lt(aeb, min_normal))));
+    if constexpr (kF16) {
+      // Both f16 words normal: exponent field in [1, 30].
+      const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u), hi = hn::Set(du, 0x7C00u);
+      const VU ge = hn::And(graw, exp_mask), ce = hn::And(craw, exp_mask);
+      ok = hn::And(ok, hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, hi)));
+      ok = hn::And(ok, hn::And(hn::Not(hn::Lt(ce, lo)), hn::Lt(ce, hi)));
+    }
     if (!hn::AllTrue(du, ok)) break;
 
     // Tolerance, in double: |e| > atol + rtol |g|.
@@ -247,6 +266,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     // float): bucket = floor(log2 d) + 1, 0 for d == 0.
     auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
     if constexpr (kBF16) dist = hn::ShiftRight<16>(dist);
+    if constexpr (kF16) dist = hn::ShiftRight<13>(dist);
     const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
     const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
     const VU oh_ulp = onehot(ulp_bucket, 0, 8, false);
@@ -264,7 +284,13 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     const VU oh_rel = onehot(rel_bucket, 1, 7, true);
 
     // XOR bit positions and popcount.
-    const VU x = kBF16 ? hn::ShiftRight<16>(hn::Xor(gb, cb)) : hn::Xor(gb, cb);
+    VU x;
+    if constexpr (kF16)
+      x = hn::Xor(graw, craw);
+    else if constexpr (kBF16)
+      x = hn::ShiftRight<16>(hn::Xor(gb, cb));
+    else
+      x = hn::Xor(gb, cb);
     xnib[0] = hn::Add(xnib[0], hn::And(x, nib_ones));
     xnib[1] = hn::Add(xnib[1], hn::And(hn::ShiftRight<1>(x), nib_ones));
     xnib[2] = hn::Add(xnib[2], hn::And(hn::ShiftRight<2>(x), nib_ones));
@@ -319,12 +345,17 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
 
 int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
                 const F32FastParams& p, F32FastState& s) {
-  return FastT(g, c, n, index0, p, s);
+  return FastT<0>(g, c, n, index0, p, s);
 }
 
 int64_t BF16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, int64_t n, int64_t index0,
                  const F32FastParams& p, F32FastState& s) {
-  return FastT(g, c, n, index0, p, s);
+  return FastT<1>(g, c, n, index0, p, s);
+}
+
+int64_t F16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, int64_t n, int64_t index0,
+                const F32FastParams& p, F32FastState& s) {
+  return FastT<2>(g, c, n, index0, p, s);
 }
 
 int64_t F32Lanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -337,6 +368,7 @@ HWY_AFTER_NAMESPACE();
 namespace peat::analyzer {
 HWY_EXPORT(F32Fast);
 HWY_EXPORT(BF16Fast);
+HWY_EXPORT(F16Fast);
 HWY_EXPORT(F32Lanes);
 
 int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0, const F32FastParams& params,
@@ -347,6 +379,11 @@ int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0
 int64_t bf16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
                   F32FastState& state) {
   return HWY_DYNAMIC_DISPATCH(BF16Fast)(g, c, n, index0, params, state);
+}
+
+int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                 F32FastState& state) {
+  return HWY_DYNAMIC_DISPATCH(F16Fast)(g, c, n, index0, params, state);
 }
 
 int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }

@@ -1,5 +1,5 @@
 // The SIMD fast path of the signature for f32 golden and f32 candidate (and
-// bf16 with bf16), both contiguous (Highway, dynamic dispatch to the best target of the CPU).
+// bf16 with bf16, f16 with f16), both contiguous (Highway, dynamic dispatch to the best target of the CPU).
 //
 // It handles "ordinary" pairs only: both finite, golden normal and at least
 // ratio_min_abs, candidate of the same sign within a factor 2 of the golden
@@ -45,7 +45,12 @@ int64_t f32_fast(const uint32_t* g, const uint32_t* c, int64_t n, int64_t index0
 int64_t bf16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
                   F32FastState& state);
 
-// Number of f32 lanes of the target f32_fast and bf16_fast dispatch to.
+// The same for f16 golden and f16 candidate (normal f16 values only; the
+// rest goes to the scalar path).
+int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0, const F32FastParams& params,
+                 F32FastState& state);
+
+// Number of f32 lanes of the target the fast paths dispatch to.
 int64_t f32_fast_lanes();
 
 }  // namespace peat::analyzer

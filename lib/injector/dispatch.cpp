@@ -131,6 +131,42 @@ void compare_into(const DLTensor& golden, const DLTensor& other, peat_firing_t& 
 
 }  // namespace
 
+void Injector::inject(int32_t policy_index, uint32_t op, uint64_t call, DLTensor* tensor, const DLTensor* stale,
+                      peat_inject_truth_t& truth) {
+  session_.check_op(op);
+  peat_inject_spec_t spec;
+  std::vector<int64_t> elements;
+  bool needs_previous = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (policy_index < 0 || static_cast<std::size_t>(policy_index) >= policies_.size())
+      fail(PEAT_STATUS_NOT_FOUND, "policy {} does not exist (the injector has {} policies)", policy_index,
+           policies_.size());
+    const Policy& p = *policies_[static_cast<std::size_t>(policy_index)];
+    if (p.settings.action != PEAT_ACTION_INJECT)
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "policy {} has action {}, not INJECT", policy_index, action_name(p.settings.action));
+    spec = p.spec;
+    elements = p.elements;
+    needs_previous = p.needs_previous;
+  }
+  if (!elements.empty()) spec.elements = elements.data();
+  std::unique_ptr<Scratch> zeros;
+  if (needs_previous) {
+    if (stale != nullptr) {
+      spec.stale = stale;
+    } else {
+      if (tensor == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'tensor' is NULL");
+      zeros = std::make_unique<Scratch>(*tensor);
+      const TensorView zv = make_view(&zeros->tensor(), "stale");
+      if (!is_host(zv.device))
+        fail(PEAT_STATUS_UNSUPPORTED, "a zero stale tensor can only be made in host memory; pass `stale`");
+      std::memset(zeros->tensor().data, 0, static_cast<std::size_t>(zv.numel) * dtype_size(zv.dtype));
+      spec.stale = &zeros->tensor();
+    }
+  }
+  apply(spec, tensor, nullptr, session_.seed(), op, static_cast<uint32_t>(call), truth);
+}
+
 void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTensor* outputs, int32_t n_out,
                         const void* attrs, peat_kernel_fn golden, void* golden_ctx, peat_action_t& action,
                         uint64_t& call) {

@@ -84,6 +84,10 @@ class Injector {
   peat_action_t decide_call(uint32_t op, uint64_t call, const Policy** fired = nullptr,
                             const OpPlan** plan = nullptr);
 
+  // Applies INJECT policy `policy`'s model with key (session seed, op, call).
+  void inject(int32_t policy, uint32_t op, uint64_t call, DLTensor* tensor, const DLTensor* stale,
+              peat_inject_truth_t& truth);
+
   void dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTensor* outputs, int32_t n_out,
                 const void* attrs, peat_kernel_fn golden, void* golden_ctx, peat_action_t& action, uint64_t& call);
 

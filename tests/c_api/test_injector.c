@@ -194,6 +194,41 @@ static void test_scheduler_and_dispatch(void) {
   CHECK(peat_injector_decide_call(injector, 4242, 5) == PEAT_ACTION_INVALID);
   CHECK(peat_injector_decide_call(NULL, op, 5) == PEAT_ACTION_INVALID);
 
+  /* decide_policy + inject */
+  {
+    peat_inject_truth_t truth;
+    int32_t fired_policy = 9;
+    uint32_t inject_index = 0;
+    peat_injector_policy_t inject_policy;
+    peat_inject_spec_t flip;
+    DLTensor t = tensor_f32(g_out);
+    peat_inject_spec_init(&flip, PEAT_INJECT_BITFLIP);
+    flip.bit = 31;
+    peat_injector_policy_init(&inject_policy);
+    inject_policy.op_pattern = "nothing.matches";
+    inject_policy.action = PEAT_ACTION_INJECT;
+    inject_policy.spec = &flip;
+    CHECK_STATUS(peat_injector_add_policy(injector, &inject_policy, &inject_index), PEAT_STATUS_OK);
+    CHECK(inject_index == 1);
+    CHECK(peat_injector_decide_policy(injector, op, &call, &fired_policy) == PEAT_ACTION_RUN_BOTH); /* call 13 */
+    CHECK(call == 13 && fired_policy == 0);
+    CHECK(peat_injector_decide_policy(injector, op, &call, &fired_policy) == PEAT_ACTION_RUN_GOLDEN); /* call 14 */
+    CHECK(call == 14 && fired_policy == -1);
+    CHECK(peat_injector_decide_policy(injector, op, NULL, NULL) == PEAT_ACTION_RUN_GOLDEN); /* call 15 */
+    CHECK(peat_injector_decide_policy(injector, op, &call, &fired_policy) == PEAT_ACTION_RUN_GOLDEN); /* call 16 */
+    CHECK(peat_injector_decide_policy(NULL, op, &call, &fired_policy) == PEAT_ACTION_INVALID);
+    for (i = 0; i < 24; ++i) g_out[i] = 1.0f;
+    peat_inject_truth_init(&truth);
+    CHECK_STATUS(peat_injector_inject(injector, 1, op, 3, &t, NULL, &truth), PEAT_STATUS_OK);
+    CHECK(truth.changed == 1 && truth.changes[0].new_value == -1.0);
+    CHECK_STATUS(peat_injector_inject(injector, 0, op, 3, &t, NULL, &truth), PEAT_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(peat_injector_inject(injector, 5, op, 3, &t, NULL, &truth), PEAT_STATUS_NOT_FOUND);
+    CHECK_STATUS(peat_injector_inject(injector, 1, op, 3, NULL, NULL, &truth), PEAT_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(peat_injector_inject(NULL, 1, op, 3, &t, NULL, &truth), PEAT_STATUS_INVALID_ARGUMENT);
+    truth.struct_size = 1;
+    CHECK_STATUS(peat_injector_inject(injector, 1, op, 3, &t, NULL, &truth), PEAT_STATUS_VERSION_MISMATCH);
+  }
+
   /* candidates */
   CHECK_STATUS(peat_injector_set_candidate(injector, "model.*", candidate_half, NULL), PEAT_STATUS_OK);
   CHECK_STATUS(peat_injector_set_candidate(NULL, "*", candidate_half, NULL), PEAT_STATUS_INVALID_ARGUMENT);
@@ -209,7 +244,7 @@ static void test_scheduler_and_dispatch(void) {
   CHECK_STATUS(peat_injector_set_candidate_symbol(injector, "*", NULL, NULL), PEAT_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(peat_injector_set_candidate_symbol(NULL, "*", "a.so:f", NULL), PEAT_STATUS_INVALID_ARGUMENT);
 
-  /* dispatch: calls 13..20; call 13 and 17 fire (call % 4 == 1) */
+  /* dispatch: calls 17..24; call 17 and 21 fire (call % 4 == 1) */
   for (i = 0; i < 24; ++i) g_in[i] = (float)i;
   for (i = 0; i < 8; ++i) {
     memset(g_out, 0, sizeof g_out);
@@ -235,7 +270,7 @@ static void test_scheduler_and_dispatch(void) {
   memset(&firing, 0, sizeof firing);
   firing.struct_size = sizeof firing;
   CHECK_STATUS(peat_injector_firing(injector, 1, &firing), PEAT_STATUS_OK);
-  CHECK(firing.op == op && firing.call == 17 && firing.action == PEAT_ACTION_RUN_BOTH);
+  CHECK(firing.op == op && firing.call == 21 && firing.action == PEAT_ACTION_RUN_BOTH);
   CHECK(firing.compared == 1 && firing.mismatches == 23); /* 0.5 * 0 == 0 */
   CHECK(fabs(firing.max_abs_error - 11.5) < 1e-12);
   CHECK(fabs(firing.max_rel_error - 0.5) < 1e-12);
@@ -276,7 +311,7 @@ static void test_scheduler_and_dispatch(void) {
   CHECK_STATUS(peat_injector_clear_policies(injector), PEAT_STATUS_OK);
   CHECK_STATUS(peat_injector_clear_policies(NULL), PEAT_STATUS_INVALID_ARGUMENT);
   CHECK(peat_injector_decide(injector, op, &call) == PEAT_ACTION_RUN_GOLDEN);
-  CHECK(call == 21);
+  CHECK(call == 25);
 
   peat_injector_destroy(injector);
   peat_session_destroy(session);

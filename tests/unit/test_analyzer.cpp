@@ -963,6 +963,7 @@ void simd_fast_path_case(Fmt f);
 TEST_CASE("SIMD fast path equals the reference (rounding-level data, rare specials)", "[analyzer][simd]") {
   SECTION("f32") { simd_fast_path_case(Fmt::F32); }
   SECTION("bf16") { simd_fast_path_case(Fmt::BF16); }
+  SECTION("f16") { simd_fast_path_case(Fmt::F16); }
 }
 
 TEST_CASE("SIMD fast path: every Highway target this CPU runs", "[analyzer][simd]") {
@@ -974,6 +975,7 @@ TEST_CASE("SIMD fast path: every Highway target this CPU runs", "[analyzer][simd
     hwy::SetSupportedTargetsForTest(target);
     simd_fast_path_case(Fmt::F32);
     simd_fast_path_case(Fmt::BF16);
+    simd_fast_path_case(Fmt::F16);
     ++tried;
   }
   hwy::SetSupportedTargetsForTest(0);  // back to the real CPU
@@ -986,15 +988,16 @@ void simd_fast_path_case(Fmt f) {
   // specials, so that almost every vector takes the SIMD path.
   std::mt19937_64 rng(23);
   const std::size_t n = 300000;
-  const bool bf = f == Fmt::BF16;
+  const bool bf = f == Fmt::BF16, h = f == Fmt::F16;
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_int_distribution<int> ulps(-5, 5);
   std::vector<uint64_t> gw(n), cw(n);
-  const uint64_t sign = bf ? 0x8000u : 0x80000000u, nan = bf ? 0x7FC0u : 0x7FC00000u;
-  const uint64_t big_bit = bf ? 0x0020u : 0x00200000u;
+  const uint64_t sign = (bf || h) ? 0x8000u : 0x80000000u, nan = bf ? 0x7FC0u : h ? 0x7E00u : 0x7FC00000u;
+  const uint64_t big_bit = bf ? 0x0020u : h ? 0x0100u : 0x00200000u;
   for (std::size_t i = 0; i < n; ++i) {
     double g = normal(rng);
-    if (i % 5000 == 17) g = std::ldexp(1.5, -126);  // near the smallest normal: error may be subnormal
+    if (i % 5000 == 17) g = std::ldexp(1.5, h ? -14 : -126);  // near the smallest normal
+    if (h && i % 6007 == 19) g = std::ldexp(1.5, -20);        // f16 subnormal golden
     const uint64_t gb = encode(f, g);
     uint64_t cb = static_cast<uint64_t>(static_cast<int64_t>(gb) + ulps(rng));
     if ((cb & sign) != (gb & sign) || cb == 0) cb = gb;  // stay on the same side of zero
@@ -1008,13 +1011,15 @@ void simd_fast_path_case(Fmt f) {
   const Tensor g(f, gw, {600, 500}), c(f, cw, {600, 500});
   auto cfg = default_config();
   const auto s = run(g, c, cfg);
-  const double min_normal = bf ? std::ldexp(1.0, -126) : static_cast<double>(std::numeric_limits<float>::min());
+  const double min_normal = bf  ? std::ldexp(1.0, -126)
+                            : h ? std::ldexp(1.0, -14)
+                                : static_cast<double>(std::numeric_limits<float>::min());
   const auto ref = reference(f, gw, cw, s.rtol, s.atol, min_normal);
   check_against(s, ref);
   CHECK(s.tolerance_fail_count > 30);
   // A larger ratio threshold and tighter tolerance take other branches.
   cfg.ratio_min_abs = 0.5;
-  cfg.rtol = bf ? 1e-3 : 2e-7;
+  cfg.rtol = bf ? 1e-3 : h ? 1e-4 : 2e-7;
   cfg.atol = 0;
   const auto s2 = run(g, c, cfg);
   check_against(s2, reference(f, gw, cw, cfg.rtol, 0, 0.5));

@@ -283,7 +283,7 @@ TEST_CASE("dispatch: golden failure, bad arguments, candidate loading errors", "
   CHECK(peat_injector_set_candidate(f.injector, nullptr, golden_plus_one, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
 }
 
-TEST_CASE("dispatch: ctx and attrs reach the kernels; a later candidate replaces an earlier one", "[injector][dispatch]") {
+TEST_CASE("dispatch: ctx and attrs reach the kernels, and a later candidate replaces an earlier one", "[injector][dispatch]") {
   Fixture f;
   const uint32_t op = f.op("mm");
   f.policy("mm", PEAT_ACTION_RUN_CANDIDATE);
@@ -394,4 +394,64 @@ TEST_CASE("8 threads dispatching at once", "[injector][dispatch][threads]") {
   }
   CHECK(injected == (calls_each + 4) / 5);
   CHECK(compared_both == (calls_each + 2) / 3);
+}
+
+TEST_CASE("decide_policy + inject: the caller carries out an INJECT itself", "[injector][dispatch]") {
+  peat_inject_spec_t spec;
+  peat_inject_spec_init(&spec, PEAT_INJECT_BITFLIP);
+  spec.count = 3;
+  // Session A: dispatch injects. Session B: decide_policy + inject on the golden output.
+  Fixture a, b;
+  const uint32_t op_a = a.op("mm"), op_b = b.op("mm");
+  for (Fixture* f : {&a, &b}) {
+    f->policy("other", PEAT_ACTION_RUN_BOTH);
+    f->policy("mm", PEAT_ACTION_INJECT, 2, &spec);
+  }
+  Io io_a, io_b;
+  for (int i = 0; i < 3; ++i) {
+    const peat_action_t action_a = io_a.dispatch(a, op_a);
+    uint64_t call = 0;
+    int32_t policy = 7;
+    const peat_action_t action_b = peat_injector_decide_policy(b.injector, op_b, &call, &policy);
+    CHECK(action_a == action_b);
+    REQUIRE(golden_plus_one(nullptr, &io_b.in.t, 1, &io_b.out.t, 1, nullptr) == 0);
+    if (action_b == PEAT_ACTION_INJECT) {
+      CHECK(policy == 1);
+      peat_inject_truth_t truth;
+      peat_inject_truth_init(&truth);
+      REQUIRE(peat_injector_inject(b.injector, policy, op_b, call, &io_b.out.t, nullptr, &truth) == PEAT_STATUS_OK);
+      CHECK(truth.changed == 3);
+    } else {
+      CHECK(policy == -1);
+    }
+    CHECK(io_a.out.bytes == io_b.out.bytes);  // the same bits either way
+  }
+  CHECK(peat_injector_inject(b.injector, 0, op_b, 0, &io_b.out.t, nullptr, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK(peat_injector_inject(b.injector, 2, op_b, 0, &io_b.out.t, nullptr, nullptr) == PEAT_STATUS_NOT_FOUND);
+  CHECK(peat_injector_inject(b.injector, -1, op_b, 0, &io_b.out.t, nullptr, nullptr) == PEAT_STATUS_NOT_FOUND);
+  CHECK(peat_injector_inject(b.injector, 1, 99, 0, &io_b.out.t, nullptr, nullptr) == PEAT_STATUS_NOT_FOUND);
+  CHECK(peat_injector_inject(b.injector, 1, op_b, 0, nullptr, nullptr, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK(peat_injector_inject(nullptr, 1, op_b, 0, &io_b.out.t, nullptr, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
+  int32_t policy = 5;
+  CHECK(peat_injector_decide_policy(b.injector, 99, nullptr, &policy) == PEAT_ACTION_INVALID);
+  CHECK(policy == -1);
+  CHECK(peat_injector_decide_policy(nullptr, op_b, nullptr, nullptr) == PEAT_ACTION_INVALID);
+}
+
+TEST_CASE("inject with a stale-data policy: given stale tensor, or zeros", "[injector][dispatch]") {
+  Fixture f;
+  const uint32_t op = f.op("attn");
+  peat_inject_spec_t spec;
+  peat_inject_spec_init(&spec, PEAT_INJECT_REGION);
+  spec.region = PEAT_REGION_COLUMNS;
+  spec.first = 15;
+  spec.fill = PEAT_FILL_STALE;
+  f.policy("attn", PEAT_ACTION_INJECT, 1, &spec);
+  Io io, previous(5);
+  REQUIRE(golden_plus_one(nullptr, &io.in.t, 1, &io.out.t, 1, nullptr) == 0);
+  HostTensor before = io.out;
+  REQUIRE(peat_injector_inject(f.injector, 0, op, 0, &io.out.t, &previous.in.t, nullptr) == PEAT_STATUS_OK);
+  for (int64_t i = 0; i < 128; ++i) CHECK(io.out.word(i) == (i % 16 == 15 ? previous.in.word(i) : before.word(i)));
+  REQUIRE(peat_injector_inject(f.injector, 0, op, 0, &io.out.t, nullptr, nullptr) == PEAT_STATUS_OK);
+  for (int64_t i = 0; i < 128; ++i) CHECK(io.out.word(i) == (i % 16 == 15 ? 0u : before.word(i)));
 }

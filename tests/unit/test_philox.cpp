@@ -40,7 +40,7 @@ TEST_CASE("philox_random separates seed, op, call and element", "[philox]") {
   CHECK(peat::hd::philox_random(5, 3, 2, 1).v[2] == peat::hd::philox_random(5, 3, 2, 1).v[2]);
 }
 
-TEST_CASE("philox_uniform is in [0, 1) and roughly uniform", "[philox]") {
+TEST_CASE("philox_uniform lies in the half-open unit interval and is roughly uniform", "[philox]") {
   double sum = 0;
   constexpr int kN = 100000;
   for (int i = 0; i < kN; ++i) {
