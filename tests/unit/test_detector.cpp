@@ -98,7 +98,7 @@ TEST_CASE("detector: values rounded to bf16 give REDUCED_PRECISION, nearest form
   CHECK(std::fabs(d.verdicts[0].effective_mantissa_bits - 7) <= 1);
 }
 
-TEST_CASE("detector: a reordered dot product is ROUNDING within sqrt(K) u; a flip on it comes first", "[detector]") {
+TEST_CASE("detector: a reordered dot product is ROUNDING within sqrt(K) u, and a flip on it comes first", "[detector]") {
   const int64_t M = 16, N = 16, K = 256;
   std::mt19937_64 rng(3);
   std::normal_distribution<float> nd(0, 1);
@@ -131,7 +131,7 @@ TEST_CASE("detector: a reordered dot product is ROUNDING within sqrt(K) u; a fli
   CHECK(d.verdicts[1].model == PEAT_ERROR_MODEL_ROUNDING);
 }
 
-TEST_CASE("detector: new NaN/Inf give NONFINITE; random values GARBAGE; zeros DROPPED_WRITES", "[detector]") {
+TEST_CASE("detector: new NaN/Inf give NONFINITE, random values GARBAGE, zeros DROPPED_WRITES", "[detector]") {
   Pair p = random_pair(16, 16, 4);
   p.c[3] = NAN;
   p.c[100] = INFINITY;
@@ -186,7 +186,7 @@ TEST_CASE("detector: validate_signature names the inconsistent field", "[detecto
   CHECK_THROWS_WITH(peat::detector::validate_signature(s, "s"), Catch::Contains("value_mismatch_count"));
 }
 
-TEST_CASE("detector: a mixture that no rule explains is UNKNOWN; scaling by a constant is SCALING", "[detector]") {
+TEST_CASE("detector: a mixture that no rule explains is UNKNOWN, scaling by a constant is SCALING", "[detector]") {
   Pair p = random_pair(64, 64, 6);
   for (size_t i = 0; i < p.c.size(); ++i) {
     const size_t h = (i * 2654435761u) % 100;
