@@ -442,7 +442,8 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
   }
 
   // ---- BITFLIP_MULTI: one bit, several pairs, both directions -------------------------
-  if (!primary_done && sb >= 0) {
+  // (Mantissa bits 0 and 1 flipping both ways are 1-3 ULP changes: rounding, below.)
+  if (!primary_done && sb >= 0 && !(sb < 2 && !F.is_sign(sb) && !F.is_exponent(sb))) {
     auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
     v.bit = sb;
     evidence(v, "{} pairs differ, each in exactly bit {} ({} field), flips in both directions", F.nb, sb, F.field(sb));
