@@ -71,8 +71,9 @@ typedef struct peat_detect_context {
                                   in evidence only */
   double unit_roundoff;        /* u of the op's arithmetic; 0 (default) = the signature's
                                   unit_roundoff (or the golden dtype's); >= 0 */
-  double rounding_slack;       /* the multiple of the probabilistic bound sqrt(K)*u accepted as
-                                  ROUNDING; > 0, default 4 */
+  double rounding_slack;       /* the multiple of a rounding bound still accepted as ROUNDING
+                                  (of sqrt(2K)*u for reductions, and of the golden's own
+                                  error when `reference` is given); > 0, default 4 */
   const peat_spatial_map_t* map;      /* the signature's spatial map, or NULL (REGION and lane
                                          periods need it). Its mismatch_count must not exceed
                                          the signature's count */
@@ -142,8 +143,10 @@ PEAT_API void peat_detection_init(peat_detection_t* detection);
  * than pairs) -> INVALID_ARGUMENT naming the field; unknown op_kind ->
  * INVALID_ARGUMENT; GEMM/CONV/REDUCTION with K = 0 -> INVALID_ARGUMENT;
  * golden dtype other than f16/bf16/f32/f64, or a context dtype that differs
- * from the signature's -> UNSUPPORTED resp. INVALID_ARGUMENT; a rerun or
- * reference of another golden dtype or element count -> INVALID_ARGUMENT.
+ * from the signature's -> UNSUPPORTED resp. INVALID_ARGUMENT; a rerun of
+ * another golden dtype, or a rerun or reference of another element count ->
+ * INVALID_ARGUMENT; context.unit_roundoff outside [0, 1), rounding_slack <= 0,
+ * reduction_length < 0 -> INVALID_ARGUMENT.
  * On error *out is left with verdict_count 0. Thread-safe. */
 PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat_detect_context_t* context,
                                    peat_detection_t* out);
