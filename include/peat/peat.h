@@ -18,6 +18,7 @@
 #include <peat/injector.h>
 #include <peat/trace.h>
 #include <peat/profiler.h>
-/* object headers: detector */
+#include <peat/detector.h>
+/* object headers: playback */
 
 #endif /* PEAT_PEAT_H */

@@ -1,0 +1,77 @@
+// C entry points of peat/detector.h: check, convert, forward.
+#include <peat/detector.h>
+
+#include "barrier.hpp"
+#include "options.hpp"
+#include "detector/detector.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+void check_size(uint32_t got, size_t want, const char* name) {
+  if (got != want)
+    peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
+}
+
+}  // namespace
+
+extern "C" {
+
+PEAT_API void peat_detect_context_init(peat_detect_context_t* context) {
+  if (context == nullptr) return;
+  std::memset(context, 0, sizeof *context);
+  context->struct_size = sizeof(peat_detect_context_t);
+  context->op_kind = PEAT_OP_KIND_UNKNOWN;
+  context->rounding_slack = 4.0;
+}
+
+PEAT_API void peat_detection_init(peat_detection_t* detection) {
+  if (detection == nullptr) return;
+  std::memset(detection, 0, sizeof *detection);
+  detection->struct_size = sizeof(peat_detection_t);
+}
+
+PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat_detect_context_t* context,
+                                   peat_detection_t* out) {
+  return peat::c_call("peat_detect", [&] {
+    peat::require_arg(signature, "signature");
+    peat::require_arg(out, "out");
+    check_size(out->struct_size, sizeof(peat_detection_t), "out");
+    out->verdict_count = 0;
+    check_size(signature->struct_size, sizeof(peat_signature_t), "signature");
+    const peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
+    if (ctx.map != nullptr) check_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
+    if (ctx.rerun != nullptr) check_size(ctx.rerun->struct_size, sizeof(peat_signature_t), "context.rerun");
+    if (ctx.reference != nullptr)
+      check_size(ctx.reference->struct_size, sizeof(peat_signature_t), "context.reference");
+    peat_detection_t result;
+    peat_detection_init(&result);
+    peat::detector::detect(*signature, ctx, result);
+    std::memcpy(out, &result, sizeof result);
+  });
+}
+
+PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, peat_render_format_t format,
+                                             char* buffer, size_t capacity, size_t* out_length) {
+  return peat::c_call("peat_detection_render", [&] {
+    peat::require_arg(detection, "detection");
+    check_size(detection->struct_size, sizeof(peat_detection_t), "detection");
+    const std::string text = peat::detector::render(*detection, format);
+    if (out_length != nullptr) *out_length = text.size();
+    if (capacity < text.size() + 1)
+      peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} bytes needed", capacity,
+                 text.size() + 1);
+    peat::require_arg(buffer, "buffer");
+    std::memcpy(buffer, text.c_str(), text.size() + 1);
+  });
+}
+
+PEAT_API const char* peat_op_kind_name(peat_op_kind_t kind) { return peat::detector::op_kind_name(kind); }
+
+PEAT_API const char* peat_float_format_name(peat_float_format_t format) {
+  return peat::detector::format_name(format);
+}
+
+}  // extern "C"

@@ -1,0 +1,683 @@
+// The Detector's rules. Each rule is a sufficient condition on the signature
+// (and the spatial map when given); docs/error-models.md lists them with the
+// source of every threshold. Rules run from the most specific model to the
+// least, and the first primary model that holds is ranked first; secondary
+// models that also hold (NONFINITE produced by a flip, the rounding noise a
+// flip sits on) follow it.
+#include "detector/detector.hpp"
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "float_bits.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace peat::detector {
+namespace {
+
+constexpr int kUndefined = PEAT_SIGNATURE_REL_UNDEFINED_BUCKET;
+constexpr int kLarge = PEAT_SIGNATURE_REL_LARGE_BUCKET;
+
+// The relative-error bucket holding 2^e (e in -64..-1); e = 0 is the r >= 1 bucket.
+constexpr int rel_bucket(int e) { return e + 66; }
+
+double sum_of(const peat_sum_t& s) { return s.hi + s.lo; }
+
+// Storage bits of a finite double rounded to the golden dtype (RNE).
+uint64_t bits_of(double v, Float f) {
+  switch (f) {
+    case Float::F64: return peat::hd::bit_cast<uint64_t>(v);
+    case Float::F32: return peat::hd::bit_cast<uint32_t>(static_cast<float>(v));
+    case Float::BF16: return peat::hd::float_to_bf16(static_cast<float>(v));
+    case Float::F16: return peat::hd::float_to_f16(static_cast<float>(v));
+  }
+  return 0;
+}
+
+struct Features {
+  const peat_signature_t& s;
+  const peat_detect_context_t& ctx;
+  Float f;
+  int p = 0;        // stored mantissa bits of the golden dtype
+  int width = 0;    // storage bits
+  double u_store = 0;
+  double u_op = 0;
+  int64_t K = 0;
+  bool k_bound = false;  // GEMM / CONV / REDUCTION with K known
+  uint64_t n = 0;        // value mismatches
+  uint64_t nb = 0;       // bitwise mismatches
+  uint64_t nf = 0;       // new non-finite
+
+  Features(const peat_signature_t& sig, const peat_detect_context_t& c) : s(sig), ctx(c), f(require_float(sig.golden_dtype, "signature.golden_dtype")) {
+    p = mantissa_bits(f);
+    width = static_cast<int>(float_size(f) * 8);
+    u_store = std::ldexp(1.0, -(p + 1));
+    u_op = c.unit_roundoff > 0 ? c.unit_roundoff : (s.unit_roundoff > 0 ? s.unit_roundoff : u_store);
+    K = c.reduction_length > 0 ? c.reduction_length : s.reduction_length;
+    k_bound = K > 0 && (c.op_kind == PEAT_OP_KIND_GEMM || c.op_kind == PEAT_OP_KIND_CONV ||
+                        c.op_kind == PEAT_OP_KIND_REDUCTION);
+    n = s.value_mismatch_count;
+    nb = s.bitwise_mismatch_count;
+    nf = s.new_nonfinite_count;
+  }
+
+  // Pairs with a defined relative error r >= 2^e (e <= 0).
+  uint64_t rel_at_least(int e) const {
+    uint64_t total = 0;
+    for (int b = std::max(2, rel_bucket(e)); b <= kLarge; ++b) total += s.rel_hist[b];
+    return total;
+  }
+  // The bit when every bitwise mismatch differs in exactly that one bit, else -1.
+  int single_bit() const {
+    if (nb == 0 || s.xor_popcount_hist[1] != nb) return -1;
+    for (int b = 0; b < width; ++b)
+      if (s.xor_bit_hist[b] == nb) return b;
+    return -1;
+  }
+  // Mismatching pairs at least `d` ULP apart (d a power of two), NaN pairs included.
+  uint64_t ulp_at_least(uint64_t d) const {
+    int first = 1;
+    while ((uint64_t{1} << (first - 1)) < d) ++first;
+    uint64_t t = 0;
+    for (int b = first; b < PEAT_SIGNATURE_ULP_BUCKETS; ++b) t += s.ulp_hist[b];
+    return std::min(t, n);
+  }
+  uint64_t popcount_at_most(int k) const {
+    uint64_t t = 0;
+    for (int i = 1; i <= k && i < PEAT_SIGNATURE_POPCOUNT_BUCKETS; ++i) t += s.xor_popcount_hist[i];
+    return t;
+  }
+  // Effective mantissa bits of the mismatching pairs with a defined relative
+  // error, at quantile q, ignoring the `skip_top` largest ones.
+  double effective_bits(double q, uint64_t skip_top) const {
+    uint64_t total = 0;
+    for (int b = 1; b <= kLarge; ++b) total += s.rel_hist[b];
+    if (total <= skip_top) return p;
+    total -= skip_top;
+    const double target = std::ceil(q * static_cast<double>(total));
+    uint64_t cum = 0;
+    for (int b = 1; b <= kLarge; ++b) {
+      cum += s.rel_hist[b];
+      if (static_cast<double>(cum) >= target) {
+        if (b == 1) return p;
+        if (b == kLarge) return 0;
+        const int e = b - 66;  // lower edge 2^e
+        return std::clamp(static_cast<double>(-e - 2), 0.0, static_cast<double>(p));
+      }
+    }
+    return 0;
+  }
+  double relative_l2(double drop_sq = 0) const {
+    const double e2 = std::max(0.0, sum_of(s.sum_sq_error) - drop_sq);
+    const double g2 = sum_of(s.sum_sq_golden);
+    if (e2 == 0) return 0;
+    return g2 > 0 ? std::sqrt(e2 / g2) : INFINITY;
+  }
+  double cosine() const {
+    const double g2 = sum_of(s.sum_sq_golden), c2 = sum_of(s.sum_sq_candidate);
+    if (g2 == 0 && c2 == 0) return 1;
+    if (g2 == 0 || c2 == 0) return 0;
+    return sum_of(s.sum_golden_candidate) / std::sqrt(g2 * c2);
+  }
+  double rms_golden() const {
+    return s.finite_count > 0 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_golden)) / static_cast<double>(s.finite_count)) : 0;
+  }
+  bool is_sign(int b) const { return b == width - 1; }
+  bool is_exponent(int b) const { return b >= p && b < width - 1; }
+  const char* field(int b) const { return is_sign(b) ? "sign" : is_exponent(b) ? "exponent" : "mantissa"; }
+};
+
+struct Spatial {
+  bool present = false;
+  int64_t rows = 0, cols = 0, rows_touched = 0, cols_touched = 0, tiles_touched = 0, tiles_total = 0;
+  double touched_tile_area = 0;
+  uint64_t m = 0;
+  int lane_period = -1, lane = -1;
+  int64_t first = -1;
+};
+
+Spatial read_map(const peat_spatial_map_t* map) {
+  Spatial sp;
+  if (map == nullptr || map->rows <= 0 || map->cols <= 0) return sp;
+  sp.present = true;
+  sp.rows = map->rows;
+  sp.cols = map->cols;
+  sp.m = map->mismatch_count;
+  sp.first = map->first_mismatch;
+  if (map->row_counts)
+    for (int64_t r = 0; r < map->rows; ++r) sp.rows_touched += map->row_counts[r] > 0;
+  if (map->col_counts)
+    for (int64_t c = 0; c < map->cols; ++c) sp.cols_touched += map->col_counts[c] > 0;
+  sp.tiles_total = map->tile_grid_rows * map->tile_grid_cols;
+  if (map->tile_counts)
+    for (int64_t t = 0; t < sp.tiles_total; ++t)
+      if (map->tile_counts[t] > 0) {
+        ++sp.tiles_touched;
+        const int64_t tr = t / map->tile_grid_cols, tc = t % map->tile_grid_cols;
+        const int64_t h = std::min(map->tile_rows, map->rows - tr * map->tile_rows);
+        const int64_t w = std::min(map->tile_cols, map->cols - tc * map->tile_cols);
+        sp.touched_tile_area += static_cast<double>(h) * static_cast<double>(w);
+      }
+  auto one_lane = [](const uint64_t* lanes, int period, int& lane) {
+    int used = 0;
+    for (int l = 0; l < period; ++l)
+      if (lanes[l] > 0) { ++used; lane = l; }
+    return used == 1;
+  };
+  int lane = -1;
+  if (sp.m >= 2 && one_lane(map->lane32_counts, 32, lane)) {
+    sp.lane_period = 32; sp.lane = lane;
+  } else if (sp.m >= 2 && one_lane(map->lane64_counts, 64, lane)) {
+    sp.lane_period = 64; sp.lane = lane;
+  }
+  return sp;
+}
+
+class Builder {
+ public:
+  explicit Builder(peat_detection_t& out) : out_(out) {}
+  peat_verdict_t& add(peat_error_model_t model, double confidence, int64_t elements) {
+    if (out_.verdict_count >= PEAT_DETECT_MAX_VERDICTS) return scratch_;
+    peat_verdict_t& v = out_.verdicts[out_.verdict_count++];
+    std::memset(&v, 0, sizeof v);
+    v.model = model;
+    v.confidence = std::clamp(confidence, 0.0, 1.0);
+    v.bit = v.polarity = v.lane_period = v.lane = -1;
+    v.nearest_format = -1;
+    v.rows_affected = v.cols_affected = v.tiles_affected = -1;
+    v.elements = elements;
+    v.first_index = -1;
+    return v;
+  }
+  bool has(peat_error_model_t model) const {
+    for (int i = 0; i < out_.verdict_count; ++i)
+      if (out_.verdicts[i].model == model) return true;
+    return false;
+  }
+  int count() const { return out_.verdict_count; }
+
+ private:
+  peat_detection_t& out_;
+  peat_verdict_t scratch_{};
+};
+
+template <typename... Args>
+void evidence(peat_verdict_t& v, fmt::format_string<Args...> format, Args&&... args) {
+  if (v.evidence_count >= PEAT_DETECT_EVIDENCE_LINES) return;
+  std::string line = fmt::format(format, std::forward<Args>(args)...);
+  char* dst = v.evidence[v.evidence_count++];
+  const size_t n = std::min(line.size(), static_cast<size_t>(PEAT_DETECT_EVIDENCE_CHARS - 1));
+  std::memcpy(dst, line.data(), n);
+  dst[n] = '\0';
+}
+
+void set_spatial(peat_verdict_t& v, const Spatial& sp) {
+  if (!sp.present) return;
+  v.rows_affected = sp.rows_touched;
+  v.cols_affected = sp.cols_touched;
+  v.tiles_affected = sp.tiles_touched;
+  v.first_index = sp.first;
+}
+
+bool same_numbers(const peat_signature_t& a, const peat_signature_t& b) {
+  if (a.count != b.count || a.bitwise_mismatch_count != b.bitwise_mismatch_count ||
+      a.value_mismatch_count != b.value_mismatch_count || a.new_nonfinite_count != b.new_nonfinite_count ||
+      a.max_abs_error != b.max_abs_error || a.max_abs_error_index != b.max_abs_error_index)
+    return false;
+  if (std::memcmp(a.ulp_hist, b.ulp_hist, sizeof a.ulp_hist) != 0 ||
+      std::memcmp(a.xor_bit_hist, b.xor_bit_hist, sizeof a.xor_bit_hist) != 0 ||
+      std::memcmp(a.rel_hist, b.rel_hist, sizeof a.rel_hist) != 0)
+    return false;
+  auto close = [](double x, double y) { return std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y)); };
+  return close(sum_of(a.sum_sq_error), sum_of(b.sum_sq_error)) && close(sum_of(a.sum_error), sum_of(b.sum_error));
+}
+
+// Nearest narrow format to `bits` effective mantissa bits.
+peat_float_format_t nearest_format(double bits) {
+  struct Cand { peat_float_format_t f; double m; };
+  const Cand c[] = {{PEAT_FORMAT_FP8_E5M2, 2}, {PEAT_FORMAT_FP8_E4M3, 3}, {PEAT_FORMAT_BF16, 7}, {PEAT_FORMAT_TF32, 10}};
+  peat_float_format_t best = c[0].f;
+  double d = 1e9;
+  for (const Cand& x : c)
+    if (std::fabs(bits - x.m) < d) { d = std::fabs(bits - x.m); best = x.f; }
+  return best;
+}
+
+}  // namespace
+
+void validate_signature(const peat_signature_t& s, const char* name) {
+  if (s.count == 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: count is 0 (an empty signature names no error)", name);
+  auto more = [&](uint64_t v, uint64_t limit, const char* field, const char* than) {
+    if (v > limit)
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.{} = {} is larger than {} = {} (inconsistent counts)", name, field, v,
+           than, limit);
+  };
+  more(s.bitwise_mismatch_count, s.count, "bitwise_mismatch_count", "count");
+  more(s.value_mismatch_count, s.bitwise_mismatch_count, "value_mismatch_count", "bitwise_mismatch_count");
+  more(s.finite_count, s.count, "finite_count", "count");
+  more(s.new_nonfinite_count, s.value_mismatch_count, "new_nonfinite_count", "value_mismatch_count");
+  more(s.dropped_count, s.value_mismatch_count, "dropped_count", "value_mismatch_count");
+  more(s.spurious_count, s.value_mismatch_count, "spurious_count", "value_mismatch_count");
+  more(s.sign_flip_count, s.value_mismatch_count, "sign_flip_count", "value_mismatch_count");
+  more(s.ratio_count, s.finite_count, "ratio_count", "finite_count");
+  more(s.tolerance_fail_count, s.count, "tolerance_fail_count", "count");
+  uint64_t ulp = 0, rel = 0, pop = 0;
+  for (uint64_t v : s.ulp_hist) ulp += v;
+  for (uint64_t v : s.rel_hist) rel += v;
+  for (uint64_t v : s.xor_popcount_hist) pop += v;
+  if (ulp != s.count) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.ulp_hist adds up to {}, not count = {}", name, ulp, s.count);
+  if (rel != s.count) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.rel_hist adds up to {}, not count = {}", name, rel, s.count);
+  if (pop != s.count)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.xor_popcount_hist adds up to {}, not count = {}", name, pop, s.count);
+  if (s.count - s.xor_popcount_hist[0] != s.bitwise_mismatch_count)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.xor_popcount_hist[0] = {} does not match count - bitwise_mismatch_count = {}",
+         name, s.xor_popcount_hist[0], s.count - s.bitwise_mismatch_count);
+  for (int b = 0; b < PEAT_SIGNATURE_XOR_BITS; ++b)
+    more(s.xor_bit_hist[b], s.bitwise_mismatch_count, "xor_bit_hist[b]", "bitwise_mismatch_count");
+}
+
+void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_detection_t& out) {
+  out.verdict_count = 0;
+  if (ctx.op_kind < PEAT_OP_KIND_UNKNOWN || ctx.op_kind > PEAT_OP_KIND_ELEMENTWISE)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "context.op_kind = {} is not a peat_op_kind_code value (0..4)", ctx.op_kind);
+  if (ctx.reduction_length < 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "context.reduction_length = {} must be >= 0", ctx.reduction_length);
+  if (!(ctx.unit_roundoff >= 0) || !std::isfinite(ctx.unit_roundoff) || ctx.unit_roundoff >= 1)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "context.unit_roundoff = {} must be in [0, 1)", ctx.unit_roundoff);
+  if (!(ctx.rounding_slack > 0) || !std::isfinite(ctx.rounding_slack))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "context.rounding_slack = {} must be finite and > 0", ctx.rounding_slack);
+  validate_signature(s, "signature");
+  const bool needs_k = ctx.op_kind == PEAT_OP_KIND_GEMM || ctx.op_kind == PEAT_OP_KIND_CONV ||
+                       ctx.op_kind == PEAT_OP_KIND_REDUCTION;
+  if (needs_k && ctx.reduction_length == 0 && s.reduction_length == 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT,
+         "context.reduction_length: op kind {} needs K >= 1 (neither the context nor the signature gives it)",
+         op_kind_name(ctx.op_kind));
+  if (ctx.golden_dtype.bits != 0 && !(ctx.golden_dtype == s.golden_dtype))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "context.golden_dtype {} differs from the signature's {}",
+         dtype_name(ctx.golden_dtype), dtype_name(s.golden_dtype));
+  Features F(s, ctx);
+  if (ctx.map != nullptr && ctx.map->mismatch_count > s.count)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "context.map.mismatch_count = {} is larger than signature.count = {}",
+         ctx.map->mismatch_count, s.count);
+  for (const auto& [other, name] : {std::pair{ctx.rerun, "context.rerun"}, std::pair{ctx.reference, "context.reference"}}) {
+    if (other == nullptr) continue;
+    validate_signature(*other, name);
+    if (!(other->golden_dtype == s.golden_dtype) && other != ctx.reference)
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: golden dtype {} differs from the signature's {}", name,
+           dtype_name(other->golden_dtype), dtype_name(s.golden_dtype));
+    if (other->count != s.count)
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.count = {} differs from signature.count = {}", name, other->count, s.count);
+  }
+
+  out.elements = s.count;
+  out.mismatches = s.value_mismatch_count;
+  Builder B(out);
+  const Spatial sp = read_map(ctx.map);
+  const double N = static_cast<double>(s.count);
+  const double n = static_cast<double>(F.n);
+
+  // ---- NONDETERMINISM: the second run on the same input differs ----------------
+  if (ctx.rerun != nullptr && !same_numbers(s, *ctx.rerun)) {
+    auto& v = B.add(PEAT_ERROR_MODEL_NONDETERMINISM, 1.0,
+                    static_cast<int64_t>(std::max(s.bitwise_mismatch_count, ctx.rerun->bitwise_mismatch_count)));
+    evidence(v, "two candidate runs on the same input give different signatures: bitwise mismatches {} vs {}, "
+                "sum e^2 {:.6g} vs {:.6g}", s.bitwise_mismatch_count, ctx.rerun->bitwise_mismatch_count,
+             sum_of(s.sum_sq_error), sum_of(ctx.rerun->sum_sq_error));
+  }
+
+  // ---- EXACT ---------------------------------------------------------------------
+  if (F.n == 0 && F.nf == 0 && s.lost_nonfinite_count == 0) {
+    auto& v = B.add(PEAT_ERROR_MODEL_EXACT, F.nb == 0 ? 1.0 : 0.9, 0);
+    if (F.nb == 0)
+      evidence(v, "bitwise_mismatch_count = 0 of {} pairs", s.count);
+    else
+      evidence(v, "value_mismatch_count = 0; {} pairs differ only in the sign of zero or a NaN payload", F.nb);
+    return;
+  }
+
+  const double rel_l2 = F.relative_l2();
+  const int sb = F.single_bit();
+  const uint64_t far = F.ulp_at_least(4);          // mismatches 4 ULP or more apart (NaN included)
+  const uint64_t rel_big = F.rel_at_least(-2) + s.spurious_count + F.nf;  // r >= 1/4, or undefined
+  bool primary_done = false;
+
+  // Reductions whose accumulation is wider than the storage (u < u_s): the outputs of
+  // two summation orders differ in few elements, by one storage ULP, or by more on
+  // outputs that cancel (tiny |g|). Every error within this absolute allowance is
+  // rounding-sized.
+  const double abs_allow =
+      F.k_bound ? ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op * F.rms_golden() +
+                      (F.u_op < F.u_store ? 2 * F.u_store * std::fabs(s.max_abs_error_golden) : 0)
+                : 0;
+  const bool rounding_sized = F.k_bound && F.u_op < F.u_store && F.nf == 0 && s.spurious_count == 0 &&
+                              s.max_abs_error <= abs_allow;
+  // ULP distance of the largest-error pair.
+  const uint64_t max_pair_ulps = [&] {
+    if (s.max_abs_error_index < 0) return uint64_t{0};
+    const uint64_t a = bits_of(s.max_abs_error_golden, F.f), b = bits_of(s.max_abs_error_candidate, F.f);
+    const uint64_t sign = uint64_t{1} << (F.width - 1);
+    const uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
+    if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
+    return ma + mb;
+  }();
+
+  // Polarity of a single-bit pattern: every change in one direction.
+  int polarity = -1;
+  if (sb >= 0) {
+    if (F.is_sign(sb)) {
+      const double se = sum_of(s.sum_error), sa = sum_of(s.sum_abs_error);
+      if (sa > 0 && std::fabs(std::fabs(se) - sa) <= 1e-9 * sa) polarity = se < 0 ? 1 : 0;
+    } else if (s.ratio_count > 0) {
+      if (s.ratio_min >= 1) polarity = 1;
+      else if (s.ratio_max <= 1) polarity = 0;
+    }
+  }
+
+  // ---- BITFLIP_SINGLE: one pair, one bit ---------------------------------------------
+  if (sb >= 0 && F.nb == 1) {
+    const bool low = !F.is_exponent(sb) && !F.is_sign(sb) && sb < 2;
+    if (low) {
+      auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
+      evidence(r, "one pair differs in mantissa bit {} only: a change of at most 2 ULP, within rounding", sb);
+    } else if (rounding_sized) {
+      auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
+      evidence(r, "|e| = {:.3g} <= {} sqrt(2K) u RMS(g) + 2 u_s |g| = {:.3g} (K = {}): rounding-sized", s.max_abs_error,
+               ctx.rounding_slack, abs_allow, F.K);
+    }
+    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, low || rounding_sized ? 0.5 : 1.0, 1);
+    v.bit = sb;
+    v.first_index = s.max_abs_error_index >= 0 ? s.max_abs_error_index : sp.first;
+    if (s.max_abs_error_index >= 0 && s.max_abs_error > 0) {
+      const uint64_t gb = bits_of(s.max_abs_error_golden, F.f), cb = bits_of(s.max_abs_error_candidate, F.f);
+      if (((gb ^ cb) >> sb) & 1u) v.polarity = static_cast<int>((cb >> sb) & 1u);
+    } else if (F.nf == 1 && F.is_exponent(sb)) {
+      v.polarity = 1;  // a flip that made a value non-finite set an exponent bit
+    }
+    evidence(v, "exactly 1 of {} pairs differs, in exactly 1 bit: bit {} ({} field)", s.count, sb, F.field(sb));
+    evidence(v, "|e| = {:.6g}, relative error {:.3g}", s.max_abs_error, s.max_rel_error);
+    set_spatial(v, sp);
+    primary_done = true;
+  }
+
+  // ---- STUCK_AT: one bit, several pairs, one direction --------------------------------
+  if (!primary_done && sb >= 0 && polarity >= 0) {
+    auto& v = B.add(PEAT_ERROR_MODEL_STUCK_AT, 0.95, static_cast<int64_t>(F.nb));
+    v.bit = sb;
+    v.polarity = polarity;
+    v.lane_period = sp.lane_period;
+    v.lane = sp.lane;
+    evidence(v, "all {} mismatching pairs differ in exactly bit {} ({} field), every change towards {}", F.nb, sb,
+             F.field(sb), polarity);
+    if (F.is_sign(sb))
+      evidence(v, "all errors have one sign: |sum e| = sum |e| = {:.6g}", sum_of(s.sum_abs_error));
+    else
+      evidence(v, "c/g range [{:.6g}, {:.6g}] on one side of 1", s.ratio_min, s.ratio_max);
+    if (sp.lane_period > 0)
+      evidence(v, "every mismatch in lane {} of {} (element index mod {})", sp.lane, sp.lane_period, sp.lane_period);
+    set_spatial(v, sp);
+    primary_done = true;
+  }
+
+  // ---- SCALING: c/g constant over the well-conditioned pairs -----------------------
+  if (!primary_done && s.ratio_count >= 4 &&
+      static_cast<double>(s.ratio_count) >= 0.5 * static_cast<double>(s.finite_count) &&
+      n >= 0.5 * static_cast<double>(s.ratio_count)) {
+    const double mean = s.ratio_mean;
+    const double sd = std::sqrt(std::max(0.0, s.ratio_m2 / static_cast<double>(s.ratio_count)));
+    const double rel_sd = mean != 0 ? sd / std::fabs(mean) : INFINITY;
+    if (rel_sd <= 4 * F.u_store && std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean)) {
+      auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * rel_sd / (4 * F.u_store), static_cast<int64_t>(F.n));
+      v.alpha = mean;
+      evidence(v, "c/g over {} well-conditioned pairs: mean {:.6g}, relative sd {:.3g} <= 4u = {:.3g}", s.ratio_count,
+               mean, rel_sd, 4 * F.u_store);
+      evidence(v, "|mean - 1| = {:.3g} >= 16u = {:.3g}; range [{:.6g}, {:.6g}]", std::fabs(mean - 1),
+               16 * F.u_store, s.ratio_min, s.ratio_max);
+      set_spatial(v, sp);
+      primary_done = true;
+    }
+  }
+
+  // ---- BITFLIP_MULTI: one bit, several pairs, both directions -------------------------
+  // (Mantissa bits 0 and 1 flipping both ways are 1-3 ULP changes: rounding, below.)
+  if (!primary_done && sb >= 0 && !(sb < 2 && !F.is_sign(sb) && !F.is_exponent(sb))) {
+    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
+    v.bit = sb;
+    evidence(v, "{} pairs differ, each in exactly bit {} ({} field), flips in both directions", F.nb, sb, F.field(sb));
+    set_spatial(v, sp);
+    primary_done = true;
+  }
+
+  // ---- REGION: large errors filling a block of rows, columns or tiles -----------------
+  if (!primary_done && sp.present && sp.m >= 4 && static_cast<double>(sp.m) <= 0.6 * N &&
+      static_cast<double>(far) >= 0.5 * n) {
+    const double m = static_cast<double>(sp.m);
+    const double row_density = sp.rows_touched > 0 ? m / (static_cast<double>(sp.rows_touched) * sp.cols) : 0;
+    const double col_density = sp.cols_touched > 0 ? m / (static_cast<double>(sp.cols_touched) * sp.rows) : 0;
+    const double tile_density = sp.touched_tile_area > 0 ? m / sp.touched_tile_area : 0;
+    const char* shape = nullptr;
+    double density = 0;
+    if (sp.cols >= 4 && sp.rows_touched < sp.rows && row_density >= 0.75) {
+      shape = "rows"; density = row_density;
+    } else if (sp.rows >= 4 && sp.cols_touched < sp.cols && col_density >= 0.75) {
+      shape = "columns"; density = col_density;
+    } else if (sp.tiles_total >= 2 && sp.tiles_touched < sp.tiles_total && tile_density >= 0.75) {
+      shape = "tiles"; density = tile_density;
+    }
+    if (shape != nullptr) {
+      auto& v = B.add(PEAT_ERROR_MODEL_REGION, std::min(1.0, density), static_cast<int64_t>(sp.m));
+      set_spatial(v, sp);
+      v.lane_period = sp.lane_period;
+      v.lane = sp.lane;
+      evidence(v, "{} map mismatches confined to {} of {} rows, {} of {} columns, {} of {} tiles", sp.m,
+               sp.rows_touched, sp.rows, sp.cols_touched, sp.cols, sp.tiles_touched, sp.tiles_total);
+      evidence(v, "the touched {} are {:.1f} % filled (>= 75 %); {:.1f} % of mismatches >= 4 ULP", shape,
+               100 * density, 100.0 * static_cast<double>(far) / n);
+      if (static_cast<double>(s.dropped_count) >= 0.9 * n)
+        evidence(v, "fill: zeros ({} of {} mismatches are c = 0)", s.dropped_count, F.n);
+      else
+        evidence(v, "fill: other values (cosine {:.4f}, relative L2 {:.3g})", F.cosine(), rel_l2);
+      primary_done = true;
+    }
+  }
+
+  // ---- NONFINITE -----------------------------------------------------------------------
+  if (!primary_done && F.nf > 0 && static_cast<double>(F.nf) >= 0.5 * n) {
+    auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, static_cast<double>(F.nf) / n, static_cast<int64_t>(F.nf));
+    evidence(v, "{} of {} mismatches are new NaN/Inf (candidate NaN {}, Inf {}; golden finite)", F.nf, F.n,
+             s.candidate_nan_count, s.candidate_inf_count);
+    set_spatial(v, sp);
+    primary_done = true;
+  }
+
+  // ---- DROPPED_WRITES --------------------------------------------------------------------
+  if (!primary_done && static_cast<double>(s.dropped_count) >= 0.9 * n) {
+    auto& v = B.add(PEAT_ERROR_MODEL_DROPPED_WRITES, static_cast<double>(s.dropped_count) / n,
+                    static_cast<int64_t>(s.dropped_count));
+    evidence(v, "{} of {} mismatches are c = 0 where g != 0 (>= 90 %)", s.dropped_count, F.n);
+    set_spatial(v, sp);
+    primary_done = true;
+  }
+
+  // ---- BITFLIP_MULTI: a few pairs, each off in at most 4 bits, mostly far apart -------------
+  if (!primary_done && !rounding_sized && F.popcount_at_most(4) == F.nb &&
+      ((far >= 2 && static_cast<double>(far) >= 0.5 * n) || (F.n == 1 && far == 1)) &&
+      n <= std::max(16.0, 0.01 * N)) {
+    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
+    v.first_index = sp.present ? sp.first : s.max_abs_error_index;
+    evidence(v, "{} of {} pairs differ, each in at most 4 bits ({} in 1, {} in 2)", F.nb, s.count,
+             s.xor_popcount_hist[1], s.xor_popcount_hist[2]);
+    evidence(v, "{} of them 4 ULP or more apart (>= 50 %): not rounding", far);
+    set_spatial(v, sp);
+    primary_done = true;
+  }
+
+  // ---- a noise floor (ROUNDING / REDUCED_PRECISION), possibly with outliers above it --------
+  if (!primary_done) {
+    // The largest error is an outlier when it stands 32x above the root mean
+    // square of the other mismatches (noise has no such gap).
+    const double max2 = s.max_abs_error * s.max_abs_error;
+    const double rest_rms = F.n >= 2 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_error) - max2) / (n - 1)) : 0;
+    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms && max_pair_ulps >= 4 &&
+                         !(F.k_bound && s.max_abs_error <= abs_allow);
+    const uint64_t skip = (outlier ? 1 : 0) + F.nf + s.spurious_count + s.dropped_count;
+    const double bulk_l2 = F.relative_l2(outlier ? max2 : 0);
+    // Effective mantissa bits: for a reduction (heavy-tailed relative errors where
+    // it cancels) from the relative L2 error, whose value for rounding to m bits
+    // is about 2^-(m+1)/sqrt(3); otherwise the 0.95 quantile of the relative errors.
+    const double eff = F.k_bound ? (bulk_l2 > 0 ? std::clamp(-std::log2(bulk_l2) - 1.8, 0.0, static_cast<double>(F.p))
+                                                : static_cast<double>(F.p))
+                                 : F.effective_bits(0.95, (outlier ? 1 : 0) + s.dropped_count);
+    const uint64_t bulk = F.n > skip ? F.n - skip : 0;
+    const uint64_t near = F.n - std::min(F.n, far);  // within 3 ULP
+    bool rounding = false;
+    std::string why;
+    if (ctx.reference != nullptr) {
+      double ref_l2 = 0;
+      const double rg2 = sum_of(ctx.reference->sum_sq_golden);
+      if (rg2 > 0) ref_l2 = std::sqrt(sum_of(ctx.reference->sum_sq_error) / rg2);
+      if (bulk_l2 <= ctx.rounding_slack * ref_l2) {
+        rounding = true;
+        why = fmt::format("relative L2 {:.3g} <= {} x the golden's own error against float64 ({:.3g})", bulk_l2,
+                          ctx.rounding_slack, ref_l2);
+      }
+    }
+    if (!rounding && F.k_bound) {
+      const double bound = ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op +
+                           (F.u_op < F.u_store ? 2 * F.u_store : 0);
+      if (bulk_l2 <= bound) {
+        rounding = true;
+        why = fmt::format("relative L2 {:.3g} <= {} sqrt(2K) u{} = {:.3g} (K = {}, u = {:.3g})", bulk_l2,
+                          ctx.rounding_slack, F.u_op < F.u_store ? " + 2 u_storage" : "", bound, F.K, F.u_op);
+      }
+    }
+    if (!rounding && rounding_sized) {
+      rounding = true;
+      why = fmt::format("max |e| = {:.3g} <= {} sqrt(2K) u RMS(g) + 2 u_s |g| = {:.3g} (K = {}, u = {:.3g})",
+                        s.max_abs_error, ctx.rounding_slack, abs_allow, F.K, F.u_op);
+    }
+    if (!rounding && static_cast<double>(near) + static_cast<double>(outlier ? 1 : 0) >= 0.99 * n) {
+      rounding = true;
+      why = fmt::format("{} of {} mismatches within 3 ULP (>= 99 %): a few ULP of {}", near, F.n, float_name(F.f));
+    }
+    // Beyond the rounding allowance and still noise-like: for a reduction any
+    // effective precision below the golden's; otherwise at least 3 bits lost.
+    const bool reduced = !rounding && bulk > 0 && eff >= 1 && eff <= F.p - (F.k_bound ? 1 : 3) &&
+                         static_cast<double>(rel_big) < 0.5 * n;
+    const bool floor = rounding || reduced;
+    if (floor && outlier) {
+      // The outlier's bits above the noise band tell one flip from several.
+      // (Flips this far above the noise sit in the top mantissa bits or higher; the
+      // band starts no lower than 4 bits below the top of the mantissa.)
+      const int band = std::clamp(static_cast<int>(std::ceil(F.p - eff)) + 2, F.p - 4, F.p);
+      const uint64_t x = bits_of(s.max_abs_error_golden, F.f) ^ bits_of(s.max_abs_error_candidate, F.f);
+      const int high = __builtin_popcountll(band >= 64 ? 0 : (x >> band));
+      auto& v = B.add(high <= 1 ? PEAT_ERROR_MODEL_BITFLIP_SINGLE : PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.85, 1);
+      if (x != 0) {
+        v.bit = 63 - __builtin_clzll(x);
+        if (high <= 1) v.polarity = static_cast<int>((bits_of(s.max_abs_error_candidate, F.f) >> v.bit) & 1u);
+      }
+      v.first_index = s.max_abs_error_index;
+      evidence(v, "largest error |e| = {:.6g} at index {} is {:.0f}x the RMS {:.3g} of the other mismatches (>= 32)",
+               s.max_abs_error, s.max_abs_error_index, rest_rms > 0 ? s.max_abs_error / rest_rms : INFINITY, rest_rms);
+      evidence(v, "g = {:.6g}, c = {:.6g}: {} differing bit(s) at or above bit {} (the noise reaches about bit {})",
+               s.max_abs_error_golden, s.max_abs_error_candidate, high, band, band - 2);
+      set_spatial(v, sp);
+      v.first_index = s.max_abs_error_index;  // the outlier, not the map's first mismatch
+    }
+    // A new NaN/Inf above a floor, each differing in one high bit only (the floor never
+    // reaches the top mantissa bit): flips that overflowed.
+    uint64_t high_hits = 0;
+    int high_bit = -1;
+    for (int b = std::max(0, F.p - 1); b < F.width; ++b)
+      if (s.xor_bit_hist[b] > 0) { high_hits += s.xor_bit_hist[b]; high_bit = b; }
+    if (floor && !outlier && F.nf > 0 && high_hits == F.nf) {
+      auto& v = B.add(F.nf == 1 ? PEAT_ERROR_MODEL_BITFLIP_SINGLE : PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.8,
+                      static_cast<int64_t>(F.nf));
+      v.bit = high_bit;
+      evidence(v, "{} new NaN/Inf, and exactly {} differing bit(s) at or above bit {} (one per NaN/Inf): flips that "
+                  "overflowed", F.nf, high_hits, F.p - 1);
+      set_spatial(v, sp);
+    }
+    if (F.nf > 0 && floor) {
+      auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
+      evidence(v, "{} new NaN/Inf where the golden is finite, above a noise floor", F.nf);
+    }
+    if (rounding) {
+      auto& v = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.9, static_cast<int64_t>(bulk));
+      v.effective_mantissa_bits = eff;
+      evidence(v, "{}", why);
+      evidence(v, "{} pairs differ, relative L2 {:.3g}, effective mantissa bits {:.0f}", bulk, bulk_l2, eff);
+      if (F.k_bound && !outlier && static_cast<double>(F.K) * F.u_op < 1) {
+        const double gamma = static_cast<double>(F.K) * F.u_op / (1 - static_cast<double>(F.K) * F.u_op);
+        evidence(v, "deterministic bound: max relative error {:.3g} vs 2 gamma_K = {:.3g} (exceeded only where the sum cancels)",
+                 s.max_rel_error, 2 * gamma);
+      }
+      primary_done = true;
+    } else if (reduced) {
+      auto& v = B.add(PEAT_ERROR_MODEL_REDUCED_PRECISION, 0.85, static_cast<int64_t>(bulk));
+      v.effective_mantissa_bits = eff;
+      v.nearest_format = nearest_format(eff);
+      if (std::fabs(eff - (v.nearest_format == PEAT_FORMAT_TF32 ? 10 : v.nearest_format == PEAT_FORMAT_BF16 ? 7
+                           : v.nearest_format == PEAT_FORMAT_FP8_E4M3 ? 3 : 2)) > 2)
+        v.nearest_format = -1;
+      evidence(v, "effective mantissa bits {:.1f} < {} ({}): nearest format {}", eff, F.p,
+               F.k_bound ? "from the relative L2 error" : "0.95 quantile of the relative errors",
+               format_name(v.nearest_format));
+      if (F.k_bound)
+        evidence(v, "relative L2 {:.3g} exceeds the rounding bound {} sqrt(2K) u = {:.3g}", bulk_l2,
+                 ctx.rounding_slack, ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op);
+      else
+        evidence(v, "{} of {} mismatches are 4 ULP or more apart", far, F.n);
+      if (s.dropped_count > 0) evidence(v, "{} values flushed to zero", s.dropped_count);
+      primary_done = true;
+    }
+  }
+
+  // ---- GARBAGE / UNKNOWN -------------------------------------------------------------------
+  if (!primary_done) {
+    if (static_cast<double>(rel_big) >= 0.5 * n || F.cosine() < 0.9) {
+      auto& v = B.add(PEAT_ERROR_MODEL_GARBAGE, 0.8, static_cast<int64_t>(F.n));
+      evidence(v, "{} of {} mismatches have relative error >= 1/4 or none defined (>= 50 %)", rel_big, F.n);
+      evidence(v, "{} differ in more than 4 bits; cosine {:.4f}, relative L2 {:.3g}",
+               F.nb - std::min(F.nb, F.popcount_at_most(4)), F.cosine(), rel_l2);
+      set_spatial(v, sp);
+    } else {
+      auto& v = B.add(PEAT_ERROR_MODEL_UNKNOWN, 0.5, static_cast<int64_t>(F.n));
+      evidence(v, "no sufficient condition held: {} mismatches, relative L2 {:.3g}, {} of them >= 4 ULP apart", F.n,
+               rel_l2, far);
+    }
+  }
+  if (F.nf > 0 && !B.has(PEAT_ERROR_MODEL_NONFINITE)) {
+    auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
+    evidence(v, "{} new NaN/Inf where the golden is finite", F.nf);
+  }
+}
+
+const char* op_kind_name(peat_op_kind_t kind) noexcept {
+  switch (kind) {
+    case PEAT_OP_KIND_UNKNOWN: return "unknown";
+    case PEAT_OP_KIND_GEMM: return "gemm";
+    case PEAT_OP_KIND_CONV: return "conv";
+    case PEAT_OP_KIND_REDUCTION: return "reduction";
+    case PEAT_OP_KIND_ELEMENTWISE: return "elementwise";
+    default: return "unknown";
+  }
+}
+
+const char* format_name(peat_float_format_t format) noexcept {
+  switch (format) {
+    case -1: return "none";
+    case PEAT_FORMAT_BF16: return "bf16";
+    case PEAT_FORMAT_FP16: return "fp16";
+    case PEAT_FORMAT_TF32: return "tf32/fp16";
+    case PEAT_FORMAT_FP8_E4M3: return "fp8_e4m3";
+    case PEAT_FORMAT_FP8_E5M2: return "fp8_e5m2";
+    default: return "unknown";
+  }
+}
+
+}  // namespace peat::detector
