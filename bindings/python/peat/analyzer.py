@@ -229,6 +229,8 @@ class SeriesPoint:
 class Aggregator:
     """Per-op accumulation of signatures over calls and steps (peat_aggregator_t)."""
 
+    _h = None  # the C handle; None until created, after close
+
     def __init__(self, max_ops: int = 4096, series_capacity: int = 4096):
         opts = _capi.AggregatorOptions()
         lib.peat_aggregator_options_init(byref(opts))

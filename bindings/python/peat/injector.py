@@ -183,6 +183,8 @@ class Injector:
     """The runtime fault injector of a session: policies, decisions, candidates,
     dispatch and the firing log. Use as a context manager, or call close()."""
 
+    _h = None  # the C handle; None until created, after close
+
     def __init__(self, session: Session, *, max_firings_logged: int = 4096):
         opts = _capi.InjectorOptions()
         lib.peat_injector_options_init(byref(opts))

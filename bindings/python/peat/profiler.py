@@ -58,6 +58,8 @@ class Profiler:
     """Records op invocations, checkpoints, scalars and step markers of a
     session into a trace file. Use as a context manager (closes the file)."""
 
+    _h = None  # the C handle; None until created, after close
+
     def __init__(self, session: Session, path, *, codec: str = "shuffle_zstd",
                  framework: str = "", device: str | None = None, vendor: str | None = None,
                  tags: dict | None = None, zstd_level: int = 1, queue_bytes: int | None = None,

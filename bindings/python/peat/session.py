@@ -30,6 +30,8 @@ class Session:
     """A PEAT session: op-name interning, per-op call counters, step, phase,
     backend, seed and log. Use as a context manager, or call close()."""
 
+    _h = None  # the C handle; None until created, after close
+
     def __init__(self, *, seed: int = 0x5EA7, backend: str | None = None, rank: int = 0,
                  world_size: int = 1, max_ops: int = 4096, max_log_entries: int = 10000,
                  run_name: str | None = None):

@@ -60,6 +60,8 @@ class TraceReader:
     writer was killed (the intact records); `.recovery` then says what was
     found. Use as a context manager, or call close()."""
 
+    _h = None  # the C handle; None until created, after close
+
     def __init__(self, path, *, recover: bool = False, max_tensor_bytes: int | None = None,
                  max_meta_bytes: int | None = None):
         opts = _capi.TraceReaderOptions()
