@@ -274,8 +274,12 @@ class PeatMode(TorchDispatchMode):
         if packet not in self.ops:
             return func(*args, **kwargs)
         self.ops_seen += 1
-        self.phase = "backward" if in_backward() else self.default_phase
-        path = self._tracker.path(self.phase) if self._tracker is not None else ""
+        tracker = self._tracker
+        if tracker is not None and tracker.stack:  # inside a module's forward
+            self.phase, path = "forward", tracker.stack[-1]
+        else:
+            self.phase = "backward" if in_backward() else self.default_phase
+            path = tracker.path(self.phase) if tracker is not None else ""
         key = (path, packet)
         entry = self._op_cache.get(key)
         if entry is None:
