@@ -14,6 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch.utils._python_dispatch import TorchDispatchMode
+
 import peat
 import peat.torch as pt
 
@@ -38,6 +40,13 @@ def main():
             torch.mm(a, b)
 
     plain = cpu_time(mm_loop)
+
+    class PassThrough(TorchDispatchMode):  # torch's own cost of a Python dispatch mode
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with PassThrough():
+        passthrough = cpu_time(mm_loop)
     with peat.Session() as s:
         mode = pt.PeatMode(s)
         with mode:
@@ -74,6 +83,7 @@ def main():
     print(json.dumps({
         "n_ops": n_ops,
         "op_plain_us": plain / n_ops * 1e6, "op_idle_us": idle / n_ops * 1e6,
+        "op_passthrough_us": passthrough / n_ops * 1e6,
         "overhead_us_per_op": (idle - plain) / n_ops * 1e6,
         "step_plain_ms": step_plain / steps * 1e3, "step_idle_ms": step_idle / steps * 1e3,
         "step_record1pct_ms": step_rec / steps * 1e3,

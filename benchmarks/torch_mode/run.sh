@@ -16,6 +16,10 @@ python3 "$here/../record.py" torch_mode --metric torch_mode_overhead_us_per_op \
   --value "$(get overhead_us_per_op)" --unit us --baseline "$(get op_plain_us)" \
   --ratio "$(python3 -c "print($(get op_idle_us) / $(get op_plain_us))")" --target report \
   --note "PeatMode idle (no policy, no profiler), 8x8 torch.mm loop, 1 thread; CPU time, median of 5; baseline: the same loop without the mode (us per op)"
+python3 "$here/../record.py" torch_mode --metric torch_mode_peat_share_us_per_op \
+  --value "$(python3 -c "print($(get op_idle_us) - $(get op_passthrough_us))")" --unit us \
+  --baseline "$(get op_passthrough_us)" --target report \
+  --note "PeatMode idle minus a pass-through TorchDispatchMode (torch's own cost, the baseline, us per op): what PEAT's Python adds per intercepted op"
 python3 "$here/../record.py" torch_mode --metric torch_mode_step_idle_ms \
   --value "$(get step_idle_ms)" --unit ms --baseline "$(get step_plain_ms)" \
   --ratio "$(python3 -c "print($(get step_idle_ms) / $(get step_plain_ms))")" --target report \

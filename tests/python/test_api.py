@@ -269,3 +269,25 @@ def test_profiler_and_trace_reader_round_trip(session, tmp_path, rng):
         assert r.verify() == 2 * 3 + 1
     with peat.TraceReader(path, recover=True) as r:
         assert r.recovery["complete"] and r.recovery["records"] == 5
+
+
+def test_backend_registry():
+    cpu = peat.Backend.get("cpu")
+    assert cpu.name == "cpu" and cpu.path == "" and cpu.device_count == 1
+    dev = cpu.device(0)
+    assert dev.device_type == 1 and dev.compute_units >= 1 and dev.total_memory_bytes > 0
+    assert peat.Backend.for_device(1).name == "cpu"
+    with pytest.raises(peat.InvalidArgumentError):
+        cpu.device(5)
+    with pytest.raises(peat.UnavailableError) as e:
+        peat.Backend.get("nosuchbackend")
+    assert "nosuchbackend" in str(e.value)
+
+
+def test_compare_checkpoints(rng):
+    w = rng.standard_normal((4, 4)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    out = peat.compare_checkpoints({"w": w, "b": b}, {"w": w * 2, "b": b, "extra": b})
+    assert set(out) == {"w", "b", "extra"} and out["extra"] is None
+    assert out["b"].bitwise_mismatch_count == 0 and out["w"].count == 16
+    assert out["w"].max_abs_error == pytest.approx(float(np.max(np.abs(w))))

@@ -17,8 +17,9 @@ from ctypes import byref, c_double, c_int32
 from . import _capi
 from ._capi import lib, library_path
 from ._tensor import View, view
-from .analyzer import (Aggregator, SeriesPoint, Signature, SpatialMap, analyze, compare_loss,
-                       default_tolerance, make_config)
+from .analyzer import (Aggregator, SeriesPoint, Signature, SpatialMap, analyze,
+                       compare_checkpoints, compare_loss, default_tolerance, make_config)
+from .backend import Backend, Device
 from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, CancelledError,
                      CorruptDataError, InternalError, InvalidArgumentError, NotFoundError,
                      OutOfMemoryError, PeatError, PeatIOError, PeatTimeoutError,

@@ -48,6 +48,12 @@ DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p),
 # ----------------------------------------------------------------- session --
 
 
+class BackendDeviceInfo(Structure):
+    _fields_ = [("struct_size", c_uint32), ("device_type", c_int32), ("device_id", c_int32),
+                ("name", c_char * 128), ("vendor", c_char * 64),
+                ("total_memory_bytes", c_uint64), ("compute_units", c_uint32)]
+
+
 class SessionOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("backend", c_char_p), ("rank", c_int32),
                 ("world_size", c_int32), ("seed", c_uint64), ("max_ops", c_uint32),
@@ -324,6 +330,12 @@ _PROTOTYPES = {
     "peat_session_log_entry": (S, [c_void_p, c_uint64, P(c_int32), c_char_p, c_size_t,
                                    P(c_size_t)]),
     "peat_backend_name": (c_char_p, [c_void_p]),
+    "peat_backend_get": (S, [c_char_p, P(c_void_p)]),
+    "peat_backend_load_file": (S, [c_char_p, P(c_void_p)]),
+    "peat_backend_for_device": (S, [c_int32, P(c_void_p)]),
+    "peat_backend_path": (c_char_p, [c_void_p]),
+    "peat_backend_device_count": (S, [c_void_p, P(c_int32)]),
+    "peat_backend_device_info": (S, [c_void_p, c_int32, P(BackendDeviceInfo)]),
     # analyzer.h
     "peat_signature_init": (None, [P(Signature)]),
     "peat_signature_config_init": (None, [P(SignatureConfig)]),
@@ -335,6 +347,9 @@ _PROTOTYPES = {
     "peat_analyze_accumulate": (S, [P(DLTensor), P(DLTensor), P(SignatureConfig), P(Signature),
                                     P(SpatialMap)]),
     "peat_signature_merge": (S, [P(Signature), P(Signature)]),
+    "peat_compare_checkpoints": (S, [P(NamedTensor), c_size_t, P(NamedTensor), c_size_t,
+                                     P(SignatureConfig), P(TensorDrift), P(Signature), c_size_t,
+                                     P(c_size_t)]),
     "peat_signature_rmse": (S, [P(Signature), P(c_double)]),
     "peat_signature_relative_l2": (S, [P(Signature), P(c_double)]),
     "peat_signature_sqnr_db": (S, [P(Signature), P(c_double)]),

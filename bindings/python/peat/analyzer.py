@@ -295,3 +295,27 @@ def compare_loss(golden, candidate, steps=None, *, band_abs: float = 0.0, band_r
     check(lib.peat_compare_loss(g, c, st, n, byref(opts), byref(out)), "peat_compare_loss")
     return {f[0]: _json_float(getattr(out, f[0])) if isinstance(getattr(out, f[0]), float)
             else getattr(out, f[0]) for f in out._fields_ if f[0] not in ("struct_size", "reserved")}
+
+
+def compare_checkpoints(golden: dict, candidate: dict, **config) -> dict:
+    """Per-tensor drift between two checkpoints ({name: array}): {name:
+    Signature}, or {name: None} for a name only one side has or a pair that
+    cannot be compared (peat_compare_checkpoints)."""
+    from ._capi import NamedTensor
+    gv = {k: view(v) for k, v in golden.items()}
+    cv = {k: view(v) for k, v in candidate.items()}
+    g = (NamedTensor * max(len(gv), 1))(*[NamedTensor(k.encode(), ctypes.pointer(v.dl))
+                                           for k, v in gv.items()])
+    c = (NamedTensor * max(len(cv), 1))(*[NamedTensor(k.encode(), ctypes.pointer(v.dl))
+                                           for k, v in cv.items()])
+    cap = len(gv) + len(cv)
+    drift = (_capi.TensorDrift * max(cap, 1))()
+    sigs = (_capi.Signature * max(cap, 1))()
+    for s in sigs:
+        lib.peat_signature_init(byref(s))
+    n = c_size_t()
+    cfg = make_config(**config)
+    check(lib.peat_compare_checkpoints(g, len(gv), c, len(cv), byref(cfg), drift, sigs, cap,
+                                       byref(n)), "peat_compare_checkpoints")
+    return {drift[i].name.decode(): (Signature.from_struct(sigs[i]) if drift[i].status == 0
+                                     else None) for i in range(n.value)}
