@@ -198,3 +198,36 @@ def test_mode_passes_other_ops_through_and_counts_calls():
         assert torch.equal(z, x @ x) and y.item() == pytest.approx((x + 1).relu().sum().item())
         assert mode.ops_seen == 1 and s.call_count(s.intern("aten::mm")) == 1
         mode.close()
+
+
+def test_candidate_helpers_mkldnn_and_threads():
+    torch.manual_seed(6)
+    x, w = torch.randn(2, 3, 10, 10), torch.randn(4, 3, 3, 3)
+    with peat.Session() as s:
+        mode = pt.PeatMode(s)
+        mode.set_candidate("*convolution", pt.mkldnn_candidate(False))
+        mode.set_candidate("aten::mm", pt.threads_candidate(1))
+        mode.injector.add_policy("*", "run_both")
+        with mode:
+            y = F.conv2d(x, w)
+            z = x.flatten(1) @ x.flatten(1).t()
+        sigs = mode.signatures()
+        mode.close()
+    assert torch.equal(y, F.conv2d(x, w)) and torch.equal(z, x.flatten(1) @ x.flatten(1).t())
+    conv = sigs["aten::convolution"]
+    assert conv.count == y.numel() and conv.reduction_length == 27
+    assert conv.rounding_bound_ratio[1] <= 1.0
+    assert sigs["aten::mm"].count == 4
+
+
+def test_injector_dispatch_with_bf16_torch_kernels():
+    with peat.Session() as s, peat.Injector(s) as inj:
+        inj.add_policy("scale", "run_candidate")
+        inj.set_candidate("scale", lambda ins, outs: outs[0].copy_(ins[0] * 3))
+        x = torch.arange(12, dtype=torch.bfloat16).reshape(3, 4)
+        out = torch.zeros(4, 3, dtype=torch.bfloat16).t()  # strided output view
+        action, call = inj.dispatch("scale", [x], [out], lambda ins, outs: outs[0].copy_(ins[0]))
+        assert (action, call) == ("run_candidate", 0)
+        assert torch.equal(out, x * 3)
+        (f,) = inj.firings()
+        assert f.kept_golden is False and f.status == 0

@@ -125,7 +125,7 @@ def dl_to_array(dl: _capi.DLTensor):
     code, bits = dl.dtype.code, dl.dtype.bits
     bf16 = code == _capi.kDLBfloat
     np_dtype = np.dtype({(_capi.kDLFloat, 16): "float16", (_capi.kDLFloat, 32): "float32",
-                         (_capi.kDLFloat, 64): "float64", (_capi.kDLBfloat, 16): "uint16",
+                         (_capi.kDLFloat, 64): "float64", (_capi.kDLBfloat, 16): "int16",
                          (_capi.kDLInt, 32): "int32", (_capi.kDLInt, 64): "int64"}[(code, bits)])
     shape = tuple(dl.shape[:dl.ndim])
     if dl.strides:
@@ -275,13 +275,13 @@ class Injector:
     def _kernel(fn):
         """A peat_kernel_fn calling fn(inputs, outputs) with numpy views (bf16:
         torch views); fn writes the outputs in place. An exception or a
-        non-zero return is a failure."""
+        non-zero int return is a failure (other return values are ignored)."""
         def trampoline(ctx, inputs, n_in, outputs, n_out, attrs):
             try:
                 ins = [dl_to_array(inputs[i]) for i in range(n_in)]
                 outs = [dl_to_array(outputs[i]) for i in range(n_out)]
                 rc = fn(ins, outs)
-                return int(rc or 0)
+                return int(rc) if isinstance(rc, int) else 0  # a non-zero int fails
             except Exception:  # a failing candidate must not unwind through C
                 import traceback
                 traceback.print_exc()

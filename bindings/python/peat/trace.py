@@ -186,7 +186,7 @@ class TraceReader:
         tensor, as numpy has no bfloat16; as_torch=True: always torch)."""
         import numpy as np
         info = self.tensor_info(index, slot, tensor)
-        np_dtype = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
+        np_dtype = {"f16": np.float16, "bf16": np.int16, "f32": np.float32, "f64": np.float64,
                     "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
                     "u8": np.uint8, "bool": np.bool_}[info.dtype]
         arr = np.empty(info.shape, dtype=np_dtype)
