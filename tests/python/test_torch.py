@@ -231,3 +231,24 @@ def test_injector_dispatch_with_bf16_torch_kernels():
         assert torch.equal(out, x * 3)
         (f,) = inj.firings()
         assert f.kept_golden is False and f.status == 0
+
+
+def test_candidate_from_a_shared_object():
+    import os
+    lib = os.environ.get("PEAT_CANDIDATES_LIBRARY")
+    if not lib:
+        pytest.skip("PEAT_CANDIDATES_LIBRARY not set (examples/candidates not built)")
+    torch.manual_seed(7)
+    a, b = torch.rand(33, 70), torch.rand(50, 70).t()  # strided B
+    (out,), sigs, firings = _mm_run({"action": "run_candidate"},
+                                    pt.shared_object_candidate(f"{lib}:peat_cand_blocked_kernel"),
+                                    a, b)
+    assert firings[0]["status"] == "ok" and out.shape == (33, 50)
+    sig = sigs["aten::mm"]
+    assert sig.count == 33 * 50 and sig.reduction_length == 70
+    det, prob = sig.rounding_bound_ratio  # a different summation order: rounding level
+    assert det <= 1.0 and prob <= 1.0
+    assert torch.allclose(out, a @ b, rtol=1e-5)
+    (out,), sigs, _ = _mm_run({"action": "run_both"},
+                              pt.shared_object_candidate(f"{lib}:peat_cand_bf16_kernel"), a, b)
+    assert torch.equal(out, a @ b) and 6 <= sigs["aten::mm"].mantissa_bits <= 9

@@ -126,6 +126,40 @@ def mkldnn_candidate(enabled: bool = False):
     return candidate
 
 
+def shared_object_candidate(spec: str):
+    """A candidate calling a C kernel with the peat_kernel_fn signature from a
+    shared object, "path/libx.so:symbol" (as peat_injector_set_candidate_symbol
+    takes): the kernel gets the op's tensor arguments as DLTensors (inputs, in
+    order, any strides) and writes outputs allocated like the op's outputs
+    (compact), with attrs NULL. Suits ops whose tensor arguments are the
+    kernel's inputs, e.g. aten::mm with a GEMM kernel (C = A @ B)."""
+    import ctypes
+
+    from . import _capi
+    from ._tensor import view
+    path, _, symbol = spec.rpartition(":")
+    if not path or not symbol:
+        raise ValueError(f"peat: candidate spec {spec!r} is not 'path/libx.so:symbol'")
+    fn = _capi.KERNEL_FN((symbol, ctypes.CDLL(path)))
+
+    def candidate(func, args, kwargs):
+        try:  # output shapes and dtypes without computing: the op on meta tensors
+            like = _tensors(func(*_map(args, lambda t: t.to("meta")),
+                                 **_map(kwargs, lambda t: t.to("meta"))))
+        except Exception:
+            like = _tensors(func(*args, **kwargs))
+        outs = [torch.empty(t.shape, dtype=t.dtype) for t in like]
+        iv, ov = [view(t) for t in _tensors(args)], [view(t) for t in outs]
+        ins = (_capi.DLTensor * max(len(iv), 1))(*[v.dl for v in iv])
+        outv = (_capi.DLTensor * max(len(ov), 1))(*[v.dl for v in ov])
+        rc = fn(None, ins, len(iv), outv, len(ov), None)
+        if rc != 0:
+            raise RuntimeError(f"peat: candidate {spec} returned {rc}")
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    candidate.__name__ = symbol
+    return candidate
+
+
 def threads_candidate(n: int):
     """The op run with a different intra-op thread count."""
     def candidate(func, args, kwargs):
