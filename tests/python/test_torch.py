@@ -252,3 +252,36 @@ def test_candidate_from_a_shared_object():
     (out,), sigs, _ = _mm_run({"action": "run_both"},
                               pt.shared_object_candidate(f"{lib}:peat_cand_bf16_kernel"), a, b)
     assert torch.equal(out, a @ b) and 6 <= sigs["aten::mm"].mantissa_bits <= 9
+
+
+def test_replay_trace_against_torch_candidates(training_run):
+    with peat.TraceReader(training_run["path"]) as r:
+        exact = pt.replay(r, "fc/aten::addmm")
+        sig = exact["fc/aten::addmm"]
+        assert sig.count == 64 * 10 * STEPS and sig.bitwise_mismatch_count == 0
+        f64 = pt.replay(r, "*aten::mm", pt.replay_candidate(pt.float64_candidate()))
+        # fc's backward has two mm (grad input K=10, grad weight K=64): kept apart
+        assert set(f64) == {"fc/aten::mm K=10", "fc/aten::mm K=64"}
+        for sig in f64.values():
+            assert sig.count > 0 and sig.rounding_bound_ratio[1] <= 1.0
+        bf16 = pt.replay(r, "fc/aten::addmm",
+                         pt.replay_candidate(pt.autocast_candidate(torch.bfloat16)))
+        assert bf16["fc/aten::addmm"].effective_mantissa_bits(0.5) <= 9
+        assert bf16["fc/aten::addmm"].max_rel_error > 2.0 ** -9
+
+
+def test_backward_mm_signatures_are_kept_apart_by_reduction_length():
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Linear(12, 5))
+    x = torch.randn(7, 12, requires_grad=True)  # both grads: two backward mm
+    with peat.Session() as s:
+        mode = pt.PeatMode(s, model=model)
+        mode.set_candidate("*aten::mm", pt.float64_candidate())
+        mode.injector.add_policy("*aten::mm", "run_both")
+        with mode:
+            model(x).square().sum().backward()
+        sigs = mode.signatures()
+        mode.close()
+    # grad input: [7,5] @ [5,12] (K=5); grad weight: [5,7] @ [7,12] (K=7)
+    assert set(sigs) == {"0/aten::mm K=5", "0/aten::mm K=7"}
+    assert sigs["0/aten::mm K=5"].count == 7 * 12 and sigs["0/aten::mm K=7"].count == 5 * 12

@@ -263,6 +263,7 @@ class PeatMode(TorchDispatchMode):
         self._candidates = []  # (glob, candidate)
         self._op_cache = {}  # (module path, aten op) -> (op name, op id)
         self._op_ids = {}  # op name -> op id
+        self._agg_ids = {}  # (op name, reduction length) -> aggregator slot
         self._candidate_cache = {}
         self._tracker = _ModuleTracker(model, self) if model is not None else None
         self.ops_seen = 0
@@ -288,12 +289,10 @@ class PeatMode(TorchDispatchMode):
 
     # -- results --
     def signatures(self) -> dict:
-        """{op name: merged Signature} over every compared call (run_both, inject)."""
-        out = {}
-        for name, op in self._op_ids.items():
-            if self.aggregator.call_count(op):
-                out[name] = self.aggregator.signature(op)
-        return out
+        """{op name: merged Signature} over every compared call (run_both,
+        inject); an op whose calls have several reduction lengths K gets one
+        entry per K, named "<op name> K=<k>"."""
+        return _by_name({key: self.aggregator.signature(i) for key, i in self._agg_ids.items()})
 
     # -- the hook --
     def _candidate(self, name):
@@ -373,6 +372,59 @@ class PeatMode(TorchDispatchMode):
         try:
             sig = analyze(g.detach(), c.detach(), reduction_length=k)
             firing["signature"] = sig
-            self.aggregator.add(op, self.session.step, call, sig)
+            key = (self.session.op_name(op), k)
+            index = self._agg_ids.setdefault(key, len(self._agg_ids))
+            self.aggregator.add(index, self.session.step, call, sig)
         except PeatError as exc:
             firing["status"] = f"compare failed: {exc}"
+
+
+# ------------------------------------------------------------------ replay --
+
+def replay(reader, op_glob: str, candidate=None, *, output: int = 0, num_threads: int = 0) -> dict:
+    """Plays the recorded calls of ops matching `op_glob` in a trace (a
+    peat.TraceReader) back against a torch candidate and compares the
+    candidate's output with the recorded (golden) output through the analyzer.
+
+    candidate(op, inputs, attrs) -> tensor: `op` the recorded aten name
+    ("mm"), `inputs` the recorded input tensors (torch, in order), `attrs` the
+    recorded attributes. Default: the aten op itself on the inputs (suits
+    mm, bmm, addmm, baddbmm); wrap it with `replay_candidate(...)` to run it
+    under an autocast / float64 / oneDNN / thread-count candidate.
+    Returns {op name: merged Signature} (reduction length K from the inputs)."""
+    candidate = candidate or replay_candidate()
+    sigs = {}
+    for rec in reader.records(kinds="op", op_glob=op_glob):
+        packet = rec.name.rsplit("aten::", 1)[-1]
+        ins = [reader.load(rec.index, "input", i, as_torch=True) for i in range(rec.n_inputs)]
+        golden = reader.load(rec.index, "output", output, as_torch=True)
+        out = candidate(packet, ins, reader.attrs(rec.index))
+        out = _tensors(out)[output] if not isinstance(out, torch.Tensor) else out
+        k = reduction_length(packet, ins)
+        sig = analyze(golden, out.detach(), reduction_length=k, num_threads=num_threads)
+        key = (rec.name, k)
+        sigs[key] = sigs[key].merge(sig) if key in sigs else sig
+    return _by_name(sigs)
+
+
+def _by_name(sigs: dict) -> dict:
+    """{(name, K): sig} -> {name: sig}, or {"name K=k": sig} for a name whose
+    calls have several reduction lengths (e.g. the two mm of a linear layer's
+    backward), which the analyzer does not merge."""
+    ks = {}
+    for name, k in sigs:
+        ks.setdefault(name, set()).add(k)
+    return {(name if len(ks[name]) == 1 else f"{name} K={k}"): sig
+            for (name, k), sig in sigs.items()}
+
+
+def replay_candidate(wrapper=None):
+    """A replay candidate running the recorded aten op on the recorded inputs;
+    `wrapper` (a dispatch-mode candidate such as autocast_candidate(bf16))
+    changes how it runs."""
+    def candidate(packet, inputs, attrs):
+        func = getattr(torch.ops.aten, packet).default
+        if wrapper is None:
+            return func(*inputs)
+        return wrapper(func, tuple(inputs), {})
+    return candidate
