@@ -3,7 +3,8 @@
 run under PEAT's dispatch mode:
 
  1. pretraining with a golden trace (every 5th call of each op recorded, and
-    the loss), then a checkpoint;
+    the loss), then a checkpoint; the recorded classifier GEMMs are played
+    back against a float64 and a bf16 candidate;
  2. finetuning from that checkpoint several times: golden, a bf16 candidate
     for the convolutions compared in the shadow of the golden ones (run_both),
     and runtime FI (one exponent bit flip in the classifier's output) at
@@ -99,6 +100,13 @@ def main():
         ops = sorted({rec.name for rec in r.records(kinds="op")})
         size = (out / "pretrain.peat").stat().st_size / 1e6
         print(f"  trace: {len(r)} records, {size:.2f} MB, ops: {', '.join(ops)}")
+        # play the recorded classifier GEMMs back against candidates
+        for label, cand in (("float64", pt.float64_candidate()),
+                            ("bf16", pt.autocast_candidate(torch.bfloat16))):
+            for op, sig in pt.replay(r, "fc/aten::*mm", pt.replay_candidate(cand)).items():
+                print(f"  replay {label:8s} {op:22s} pairs {sig.count:7d}  max rel "
+                      f"{sig.max_rel_error:.3g}  median mantissa bits "
+                      f"{sig.effective_mantissa_bits(0.5):.0f}")
     checkpoint = copy.deepcopy(model.state_dict())
 
     # 2. finetuning from the checkpoint, golden and with candidates / FI
