@@ -34,3 +34,17 @@ int check_report(const char* suite) {
   printf("%s: %d passed, %d failed\n", suite, passed, failed);
   return failed == 0 ? 0 : 1;
 }
+
+DLTensor check_tensor_f32(float* data, int32_t ndim, int64_t* shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.device.device_id = 0;
+  t.ndim = ndim;
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}

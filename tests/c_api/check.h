@@ -11,6 +11,9 @@ void check_record(int ok, const char* expr, const char* file, int line);
 void check_status(peat_status_t got, peat_status_t want, const char* expr, const char* file, int line);
 int check_report(const char* suite);
 
+/* A compact (strides NULL) f32 tensor view on the CPU over `data`. */
+DLTensor check_tensor_f32(float* data, int32_t ndim, int64_t* shape);
+
 #define CHECK(cond) check_record((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
 #define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
 

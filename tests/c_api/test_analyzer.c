@@ -9,21 +9,7 @@
 
 #include "check.h"
 
-static DLTensor make_f32(float* data, int64_t* shape, int32_t ndim) {
-  DLTensor t;
-  memset(&t, 0, sizeof(t));
-  t.data = data;
-  t.device.device_type = kDLCPU;
-  t.device.device_id = 0;
-  t.ndim = ndim;
-  t.dtype.code = kDLFloat;
-  t.dtype.bits = 32;
-  t.dtype.lanes = 1;
-  t.shape = shape;
-  t.strides = NULL;
-  t.byte_offset = 0;
-  return t;
-}
+static DLTensor make_f32(float* data, int64_t* shape, int32_t ndim) { return check_tensor_f32(data, ndim, shape); }
 
 static int has_message(void) { return peat_last_error_message()[0] != '\0'; }
 

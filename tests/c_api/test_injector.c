@@ -12,18 +12,7 @@
 static float g_in[24], g_out[24];
 static int64_t g_shape[2] = {4, 6};
 
-static DLTensor tensor_f32(float* data) {
-  DLTensor t;
-  memset(&t, 0, sizeof t);
-  t.data = data;
-  t.device.device_type = kDLCPU;
-  t.ndim = 2;
-  t.dtype.code = kDLFloat;
-  t.dtype.bits = 32;
-  t.dtype.lanes = 1;
-  t.shape = g_shape;
-  return t;
-}
+static DLTensor tensor_f32(float* data) { return check_tensor_f32(data, 2, g_shape); }
 
 static int32_t golden_copy(void* ctx, const DLTensor* inputs, int32_t n_in, DLTensor* outputs, int32_t n_out,
                            const void* attrs) {

@@ -14,18 +14,7 @@
 
 #include <sys/resource.h>
 
-namespace {
-int failures = 0;
-#define EXPECT(cond, ...)                         \
-  do {                                            \
-    if (!(cond)) {                                \
-      std::fprintf(stderr, "FAILED %s: ", #cond); \
-      std::fprintf(stderr, __VA_ARGS__);          \
-      std::fprintf(stderr, "\n");                 \
-      ++failures;                                 \
-    }                                             \
-  } while (0)
-}  // namespace
+#include "expect.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
@@ -126,8 +115,8 @@ int main(int argc, char** argv) {
   EXPECT(peat_trace_verify(reader, &tensors) == PEAT_STATUS_OK && tensors == rec.records, "verify: %s",
          peat_last_error_message());
   peat_trace_close(reader);
-  std::printf("%d record calls succeeded, %d reported IO_ERROR, %llu records in the file; %d failures\n", ok_calls,
-              io_errors, static_cast<unsigned long long>(rec.records), failures);
+  std::printf("%d record calls succeeded, %d reported IO_ERROR, %llu records in the file; %d failed expectations\n", ok_calls,
+              io_errors, static_cast<unsigned long long>(rec.records), expect_failures);
   std::filesystem::remove_all(work);
-  return failures == 0 ? 0 : 1;
+  return expect_failures == 0 ? 0 : 1;
 }

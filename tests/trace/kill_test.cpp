@@ -23,19 +23,10 @@
 
 extern char** environ;
 
+#include "expect.hpp"
+
 namespace {
 
-int failures = 0;
-
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      std::fprintf(stderr, "FAILED %s: ", #cond);           \
-      std::fprintf(stderr, __VA_ARGS__);                    \
-      std::fprintf(stderr, "\n");                           \
-      ++failures;                                           \
-    }                                                       \
-  } while (0)
 
 // Reads the acknowledgements available now (one read), waiting up to
 // timeout_ms for the first; `acked` becomes the number of acknowledged records.
@@ -135,8 +126,8 @@ int main(int argc, char** argv) {
     }
     peat_trace_close(reader);
   }
-  std::printf("%d trials, %llu records recovered in all, %d files ended inside a record; %d failures\n", kTrials,
-              static_cast<unsigned long long>(total_recovered), mid_record_tails, failures);
+  std::printf("%d trials, %llu records recovered in all, %d files ended inside a record; %d expect_failures\n", kTrials,
+              static_cast<unsigned long long>(total_recovered), mid_record_tails, expect_failures);
   std::filesystem::remove_all(work);
-  return failures == 0 ? 0 : 1;
+  return expect_failures == 0 ? 0 : 1;
 }

@@ -13,17 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "expect.hpp"
+
 namespace {
-int failures = 0;
-#define EXPECT(cond, ...)                         \
-  do {                                            \
-    if (!(cond)) {                                \
-      std::fprintf(stderr, "FAILED %s: ", #cond); \
-      std::fprintf(stderr, __VA_ARGS__);          \
-      std::fprintf(stderr, "\n");                 \
-      ++failures;                                 \
-    }                                             \
-  } while (0)
 
 DLTensor device_tensor(float* data, int64_t* shape) {
   DLTensor t{};
@@ -139,7 +131,7 @@ int main(int argc, char** argv) {
     }
     peat_trace_close(reader);
   }
-  std::printf("%d staged op records checked; %d failures\n", kCalls, failures);
+  std::printf("%d staged op records checked; %d expect_failures\n", kCalls, expect_failures);
   std::filesystem::remove_all(work);
-  return failures == 0 ? 0 : 1;
+  return expect_failures == 0 ? 0 : 1;
 }
