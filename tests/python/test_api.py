@@ -291,3 +291,14 @@ def test_compare_checkpoints(rng):
     assert set(out) == {"w", "b", "extra"} and out["extra"] is None
     assert out["b"].bitwise_mismatch_count == 0 and out["w"].count == 16
     assert out["w"].max_abs_error == pytest.approx(float(np.max(np.abs(w))))
+
+
+def test_library_lookup_honours_peat_library():
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PEAT_LIBRARY="/nonexistent/libpeat.so")
+    r = subprocess.run([sys.executable, "-c", "import peat"], env=env, capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "LibraryNotFound" in r.stderr
+    assert "/nonexistent/libpeat.so" in r.stderr
