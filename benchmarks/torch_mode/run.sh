@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs bench_torch_mode.py with Debian's python3 against the built library and
+# records torch_mode_overhead_us_per_op (idle mode, per intercepted op) and the
+# per-step figures, against the same work without the mode in the same run.
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  echo "torch_mode: python3-torch is not installed; skipped" >&2
+  exit 0
+fi
+json=$(PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
+  /usr/bin/python3 "$here/bench_torch_mode.py" 5000)
+get() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$json"; }
+python3 "$here/../record.py" torch_mode --metric torch_mode_overhead_us_per_op \
+  --value "$(get overhead_us_per_op)" --unit us --baseline "$(get op_plain_us)" \
+  --ratio "$(python3 -c "print($(get op_idle_us) / $(get op_plain_us))")" --target report \
+  --note "PeatMode idle (no policy, no profiler), 8x8 torch.mm loop, 1 thread; CPU time, median of 5; baseline: the same loop without the mode (us per op)"
+python3 "$here/../record.py" torch_mode --metric torch_mode_peat_share_us_per_op \
+  --value "$(python3 -c "print($(get op_idle_us) - $(get op_passthrough_us))")" --unit us \
+  --baseline "$(get op_passthrough_us)" --target report \
+  --note "PeatMode idle minus a pass-through TorchDispatchMode (torch's own cost, the baseline, us per op): what PEAT's Python adds per intercepted op"
+python3 "$here/../record.py" torch_mode --metric torch_mode_step_idle_ms \
+  --value "$(get step_idle_ms)" --unit ms --baseline "$(get step_plain_ms)" \
+  --ratio "$(python3 -c "print($(get step_idle_ms) / $(get step_plain_ms))")" --target report \
+  --note "small CNN training step (batch 32, 8x8 images), mode idle; baseline: without the mode"
+python3 "$here/../record.py" torch_mode --metric torch_mode_step_record_1pct_ms \
+  --value "$(get step_record1pct_ms)" --unit ms --baseline "$(get step_plain_ms)" \
+  --ratio "$(python3 -c "print($(get step_record1pct_ms) / $(get step_plain_ms))")" --target report \
+  --note "same step, mode recording every 100th call of each op (profiler rule '*' every_n=100)"

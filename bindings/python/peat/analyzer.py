@@ -1,0 +1,321 @@
+"""Signatures of (golden, candidate) pairs, their derived metrics, spatial
+maps, per-op aggregation and loss-series comparison (peat/analyzer.h)."""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import math
+from ctypes import byref, c_double, c_int32, c_size_t, c_uint64, c_void_p
+
+from . import _capi
+from ._capi import lib
+from ._tensor import view
+from .errors import check
+
+_CONFIG_FIELDS = ("rtol", "atol", "reduction_length", "unit_roundoff", "ratio_min_abs",
+                  "index_base", "spatial_rows", "spatial_cols", "tile_rows", "tile_cols",
+                  "map_mismatch", "num_threads")
+
+
+def _dtype_name(dt) -> str:
+    return lib.peat_dtype_name(dt).decode() if dt.bits else ""
+
+
+def _json_float(x: float):
+    return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+
+
+def make_config(**kwargs) -> _capi.SignatureConfig:
+    """A peat_signature_config_t with the library defaults and `kwargs` set
+    (rtol, atol, reduction_length, unit_roundoff, ratio_min_abs, index_base,
+    spatial_rows, spatial_cols, tile_rows, tile_cols, map_mismatch
+    ("tolerance"/"bitwise"), num_threads)."""
+    cfg = _capi.SignatureConfig()
+    lib.peat_signature_config_init(byref(cfg))
+    for key, value in kwargs.items():
+        if key not in _CONFIG_FIELDS:
+            raise TypeError(f"peat: unknown signature config field {key!r}")
+        if key == "map_mismatch" and isinstance(value, str):
+            value = {"tolerance": 0, "bitwise": 1}[value]
+        setattr(cfg, key, value)
+    return cfg
+
+
+@dataclasses.dataclass
+class Signature:
+    """The error signature of a (golden, candidate) pair (peat_signature_t).
+
+    The counts and extrema are plain fields; derived metrics (rmse, sqnr_db,
+    effective_mantissa_bits, rounding_bound_ratio, ...) are properties computed
+    by the library. `to_dict()` gives a JSON-serialisable dict."""
+    golden_dtype: str
+    candidate_dtype: str
+    count: int
+    bitwise_mismatch_count: int
+    value_mismatch_count: int
+    tolerance_fail_count: int
+    new_nonfinite_count: int
+    lost_nonfinite_count: int
+    sign_flip_count: int
+    dropped_count: int
+    spurious_count: int
+    finite_count: int
+    max_abs_error: float
+    max_abs_error_index: int
+    max_rel_error_index: int
+    max_abs_golden: float
+    reduction_length: int
+    unit_roundoff: float
+    rtol: float
+    atol: float
+    ulp_hist: list
+    rel_hist: list
+    xor_bit_hist: list
+    xor_popcount_hist: list
+    raw: _capi.Signature = dataclasses.field(repr=False, compare=False)
+
+    @classmethod
+    def from_struct(cls, s: _capi.Signature) -> "Signature":
+        copy = _capi.Signature()
+        ctypes.pointer(copy)[0] = s
+        plain = {f.name: getattr(s, f.name) for f in dataclasses.fields(cls)
+                 if f.name not in ("golden_dtype", "candidate_dtype", "raw") and
+                 not f.name.endswith("_hist")}
+        return cls(golden_dtype=_dtype_name(s.golden_dtype),
+                   candidate_dtype=_dtype_name(s.candidate_dtype),
+                   ulp_hist=list(s.ulp_hist), rel_hist=list(s.rel_hist),
+                   xor_bit_hist=list(s.xor_bit_hist),
+                   xor_popcount_hist=list(s.xor_popcount_hist), raw=copy, **plain)
+
+    def _metric(self, fn) -> float:
+        out = c_double()
+        check(fn(byref(self.raw), byref(out)), fn.__name__)
+        return out.value
+
+    @property
+    def rmse(self) -> float:
+        return self._metric(lib.peat_signature_rmse)
+
+    @property
+    def relative_l2(self) -> float:
+        return self._metric(lib.peat_signature_relative_l2)
+
+    @property
+    def sqnr_db(self) -> float:
+        return self._metric(lib.peat_signature_sqnr_db)
+
+    @property
+    def cosine(self) -> float:
+        return self._metric(lib.peat_signature_cosine)
+
+    @property
+    def max_rel_error(self) -> float:
+        return self._metric(lib.peat_signature_max_rel_error)
+
+    @property
+    def allclose(self) -> bool:
+        out = c_int32()
+        check(lib.peat_signature_allclose(byref(self.raw), byref(out)), "peat_signature_allclose")
+        return bool(out.value)
+
+    def effective_mantissa_bits(self, quantile: float = 0.99) -> float:
+        out = c_double()
+        check(lib.peat_signature_effective_mantissa_bits(byref(self.raw), quantile, byref(out)),
+              "peat_signature_effective_mantissa_bits")
+        return out.value
+
+    @property
+    def mantissa_bits(self) -> float:
+        """effective_mantissa_bits at the 0.99 quantile."""
+        return self.effective_mantissa_bits(0.99)
+
+    @property
+    def rounding_bound_ratio(self) -> tuple:
+        """(deterministic, probabilistic) error relative to the rounding bound of
+        an op with the signature's reduction length K (needs K > 0)."""
+        det, prob = c_double(), c_double()
+        check(lib.peat_signature_rounding_bound_ratio(byref(self.raw), byref(det), byref(prob)),
+              "peat_signature_rounding_bound_ratio")
+        return det.value, prob.value
+
+    def merge(self, other: "Signature") -> "Signature":
+        """A new signature: this one merged with `other` (peat_signature_merge)."""
+        dst = _capi.Signature()
+        ctypes.pointer(dst)[0] = self.raw
+        check(lib.peat_signature_merge(byref(dst), byref(other.raw)), "peat_signature_merge")
+        return Signature.from_struct(dst)
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "raw"}
+        for key in ("rmse", "relative_l2", "sqnr_db", "cosine", "max_rel_error", "allclose"):
+            d[key] = getattr(self, key)
+        d["mantissa_bits"] = self.mantissa_bits if self.count else None
+        d["rounding_bound_ratio"] = list(self.rounding_bound_ratio) if (
+            self.reduction_length > 0 and self.reduction_length * self.unit_roundoff < 1) else None
+        return {k: (_json_float(v) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+@dataclasses.dataclass
+class SpatialMap:
+    """Where the mismatches lie on a rows x cols view (peat_spatial_map_t)."""
+    rows: int
+    cols: int
+    tile_rows: int
+    tile_cols: int
+    row_counts: list
+    col_counts: list
+    tile_counts: list
+    lane32_counts: list
+    mismatch_count: int
+    first_mismatch: int
+    last_mismatch: int
+    longest_run: int
+    longest_run_start: int
+
+    @classmethod
+    def from_struct(cls, m: _capi.SpatialMap) -> "SpatialMap":
+        grid = m.tile_grid_rows * m.tile_grid_cols
+        return cls(m.rows, m.cols, m.tile_rows, m.tile_cols, m.row_counts[:m.rows],
+                   m.col_counts[:m.cols], m.tile_counts[:grid], list(m.lane32_counts),
+                   m.mismatch_count, m.first_mismatch, m.last_mismatch, m.longest_run,
+                   m.longest_run_start)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def analyze(golden, candidate, *, spatial_map: bool = False, **config):
+    """Signature of (golden, candidate): numpy arrays or CPU torch tensors of
+    the same shape, any strides, dtypes f16/bf16/f32/f64. `config` sets
+    peat_signature_config_t fields (see make_config). With spatial_map=True
+    returns (Signature, SpatialMap)."""
+    g, c = view(golden), view(candidate)
+    cfg = make_config(**config)
+    sig = _capi.Signature()
+    lib.peat_signature_init(byref(sig))
+    if not spatial_map:
+        check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), None), "peat_analyze")
+        return Signature.from_struct(sig)
+    m = _capi.SpatialMap()
+    lib.peat_spatial_map_init(byref(m))
+    try:
+        check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), byref(m)), "peat_analyze")
+        return Signature.from_struct(sig), SpatialMap.from_struct(m)
+    finally:
+        lib.peat_spatial_map_release(byref(m))
+
+
+def default_tolerance(dtype: str) -> tuple:
+    """(rtol, atol) of a dtype name, those of torch.testing.assert_close."""
+    from . import dtype_from_name
+    rtol, atol = c_double(), c_double()
+    check(lib.peat_default_tolerance(dtype_from_name(dtype), byref(rtol), byref(atol)),
+          "peat_default_tolerance")
+    return rtol.value, atol.value
+
+
+@dataclasses.dataclass
+class SeriesPoint:
+    step: int
+    call: int
+    count: int
+    tolerance_fail_count: int
+    nonfinite_count: int
+    max_abs_error: float
+    max_rel_error: float
+    relative_l2: float
+
+
+class Aggregator:
+    """Per-op accumulation of signatures over calls and steps (peat_aggregator_t)."""
+
+    _h = None  # the C handle; None until created, after close
+
+    def __init__(self, max_ops: int = 4096, series_capacity: int = 4096):
+        opts = _capi.AggregatorOptions()
+        lib.peat_aggregator_options_init(byref(opts))
+        opts.max_ops, opts.series_capacity = max_ops, series_capacity
+        handle = c_void_p()
+        check(lib.peat_aggregator_create(byref(opts), byref(handle)), "peat_aggregator_create")
+        self._h = handle
+
+    def close(self) -> None:
+        if self._h:
+            lib.peat_aggregator_destroy(self._h)
+            self._h = c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def add(self, op: int, step: int, call: int, signature: Signature) -> None:
+        check(lib.peat_aggregator_add(self._h, op, step, call, byref(signature.raw)),
+              "peat_aggregator_add")
+
+    def signature(self, op: int) -> Signature:
+        s = _capi.Signature()
+        lib.peat_signature_init(byref(s))
+        check(lib.peat_aggregator_signature(self._h, op, byref(s)), "peat_aggregator_signature")
+        return Signature.from_struct(s)
+
+    def call_count(self, op: int) -> int:
+        n = c_uint64()
+        check(lib.peat_aggregator_call_count(self._h, op, byref(n)), "peat_aggregator_call_count")
+        return n.value
+
+    def series(self, op: int) -> list:
+        n = c_size_t()
+        check(lib.peat_aggregator_series(self._h, op, None, 0, byref(n)), "peat_aggregator_series")
+        points = (_capi.SeriesPoint * max(n.value, 1))()
+        check(lib.peat_aggregator_series(self._h, op, points, n.value, byref(n)),
+              "peat_aggregator_series")
+        return [SeriesPoint(*(getattr(p, f[0]) for f in _capi.SeriesPoint._fields_))
+                for p in points[:n.value]]
+
+
+def compare_loss(golden, candidate, steps=None, *, band_abs: float = 0.0, band_rel: float = 0.01,
+                 window: int = 1, patience: int = 1) -> dict:
+    """Compares two loss series (peat_compare_loss); returns the comparison as a dict."""
+    n = len(golden)
+    if len(candidate) != n:
+        raise ValueError("peat: golden and candidate loss series differ in length")
+    g = (c_double * max(n, 1))(*golden)
+    c = (c_double * max(n, 1))(*candidate)
+    st = (ctypes.c_int64 * n)(*steps) if steps is not None else None
+    opts = _capi.LossCompareOptions()
+    lib.peat_loss_compare_options_init(byref(opts))
+    opts.band_abs, opts.band_rel, opts.window, opts.patience = band_abs, band_rel, window, patience
+    out = _capi.LossComparison()
+    out.struct_size = ctypes.sizeof(out)
+    check(lib.peat_compare_loss(g, c, st, n, byref(opts), byref(out)), "peat_compare_loss")
+    return {f[0]: _json_float(getattr(out, f[0])) if isinstance(getattr(out, f[0]), float)
+            else getattr(out, f[0]) for f in out._fields_ if f[0] not in ("struct_size", "reserved")}
+
+
+def compare_checkpoints(golden: dict, candidate: dict, **config) -> dict:
+    """Per-tensor drift between two checkpoints ({name: array}): {name:
+    Signature}, or {name: None} for a name only one side has or a pair that
+    cannot be compared (peat_compare_checkpoints)."""
+    from ._capi import NamedTensor
+    gv = {k: view(v) for k, v in golden.items()}
+    cv = {k: view(v) for k, v in candidate.items()}
+    g = (NamedTensor * max(len(gv), 1))(*[NamedTensor(k.encode(), ctypes.pointer(v.dl))
+                                           for k, v in gv.items()])
+    c = (NamedTensor * max(len(cv), 1))(*[NamedTensor(k.encode(), ctypes.pointer(v.dl))
+                                           for k, v in cv.items()])
+    cap = len(gv) + len(cv)
+    drift = (_capi.TensorDrift * max(cap, 1))()
+    sigs = (_capi.Signature * max(cap, 1))()
+    for s in sigs:
+        lib.peat_signature_init(byref(s))
+    n = c_size_t()
+    cfg = make_config(**config)
+    check(lib.peat_compare_checkpoints(g, len(gv), c, len(cv), byref(cfg), drift, sigs, cap,
+                                       byref(n)), "peat_compare_checkpoints")
+    return {drift[i].name.decode(): (Signature.from_struct(sigs[i]) if drift[i].status == 0
+                                     else None) for i in range(n.value)}

@@ -1,0 +1,430 @@
+"""PEAT inside PyTorch: a TorchDispatchMode that sees aten ops in forward and
+backward, names them with the module path, records them with the profiler
+(its sampling rules decide which calls), runs runtime fault injection through
+the injector's schedule with candidates written in torch, and reports per-op
+signatures through the analyzer.
+
+    import peat, peat.torch as pt
+    with peat.Session(seed=1) as s, peat.Profiler(s, "run.peat") as prof:
+        mode = pt.PeatMode(s, model=model, profiler=prof)
+        mode.set_candidate("*aten::mm", pt.autocast_candidate(torch.bfloat16))
+        mode.injector.add_policy("*aten::mm", "run_both", every_n=10)
+        with mode:
+            for step, (x, y) in enumerate(data):
+                mode.set_step(step)
+                loss = F.cross_entropy(model(x), y); loss.backward(); opt.step()
+        for name, sig in mode.signatures().items(): print(name, sig.mantissa_bits)
+
+Op names are "<module path>/aten::<op>" ("conv1/aten::convolution",
+"fc/aten::addmm"); ops outside any module are "aten::<op>". A candidate is a
+callable candidate(func, args, kwargs) returning what func would return.
+"""
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import math
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .analyzer import Aggregator, analyze
+from .errors import PeatError
+from .injector import Injector, Truth
+from .session import Session
+
+#: The aten ops the mode handles by default (others pass through untouched).
+DEFAULT_OPS = frozenset({
+    "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "convolution", "convolution_backward",
+    "native_layer_norm", "native_layer_norm_backward", "_softmax", "_softmax_backward_data",
+    "_log_softmax", "_log_softmax_backward_data", "embedding", "embedding_dense_backward",
+    "native_batch_norm", "native_batch_norm_backward",
+})
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _tensors(obj):
+    """The tensors of an argument tree (lists and tuples flattened), in order."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        out = []
+        for o in obj:
+            out += _tensors(o)
+        return out
+    return []
+
+
+def _map(obj, fn):
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_map(o, fn) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _map(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def reduction_length(name: str, args) -> int:
+    """The reduction length K of an op call (0 when unknown): the inner GEMM
+    dimension of mm/addmm/bmm/baddbmm, C_in/groups * kernel size of a forward
+    convolution."""
+    try:
+        if name in ("mm", "bmm"):
+            return int(args[0].shape[-1])
+        if name in ("addmm", "baddbmm"):
+            return int(args[1].shape[-1])
+        if name == "convolution":
+            w = args[1]
+            return int(math.prod(w.shape[1:]))
+    except (AttributeError, IndexError, TypeError):
+        pass
+    return 0
+
+
+def _attrs(args) -> dict:
+    """Scalar and int-list arguments as record attributes (arg<i>)."""
+    out = {}
+    for i, a in enumerate(args):
+        if isinstance(a, bool) or isinstance(a, int):
+            out[f"arg{i}"] = int(a)
+        elif isinstance(a, float):
+            out[f"arg{i}"] = a
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(v, int) and
+                                                         not isinstance(v, bool) for v in a):
+            out[f"arg{i}"] = list(a)
+    return out
+
+
+# ------------------------------------------------------------- candidates --
+
+def autocast_candidate(dtype=torch.bfloat16):
+    """A candidate computing the op with its floating inputs cast to `dtype`
+    (bf16/fp16 autocast of one op) and the outputs cast back to the golden
+    dtypes. float64 gives a higher-precision golden."""
+    def candidate(func, args, kwargs):
+        cast = lambda t: t.to(dtype) if t.dtype in _FLOATS else t  # noqa: E731
+        out = func(*_map(args, cast), **_map(kwargs, cast))
+        ref = [t for t in _tensors(args) if t.dtype in _FLOATS]
+        back = ref[0].dtype if ref else torch.float32
+        return _map(out, lambda t: t.to(back) if t.dtype in _FLOATS else t)
+    candidate.__name__ = f"autocast_{str(dtype).replace('torch.', '')}"
+    return candidate
+
+
+def float64_candidate():
+    """The op computed in float64 and rounded back: a higher-precision golden."""
+    return autocast_candidate(torch.float64)
+
+
+def mkldnn_candidate(enabled: bool = False):
+    """The op with oneDNN (torch.backends.mkldnn) switched on or off."""
+    def candidate(func, args, kwargs):
+        with torch.backends.mkldnn.flags(enabled=enabled):
+            return func(*args, **kwargs)
+    return candidate
+
+
+def shared_object_candidate(spec: str):
+    """A candidate calling a C kernel with the peat_kernel_fn signature from a
+    shared object, "path/libx.so:symbol" (as peat_injector_set_candidate_symbol
+    takes): the kernel gets the op's tensor arguments as DLTensors (inputs, in
+    order, any strides) and writes outputs allocated like the op's outputs
+    (compact), with attrs NULL. Suits ops whose tensor arguments are the
+    kernel's inputs, e.g. aten::mm with a GEMM kernel (C = A @ B)."""
+    import ctypes
+
+    from . import _capi
+    from ._tensor import view
+    path, _, symbol = spec.rpartition(":")
+    if not path or not symbol:
+        raise ValueError(f"peat: candidate spec {spec!r} is not 'path/libx.so:symbol'")
+    fn = _capi.KERNEL_FN((symbol, ctypes.CDLL(path)))
+
+    def candidate(func, args, kwargs):
+        try:  # output shapes and dtypes without computing: the op on meta tensors
+            like = _tensors(func(*_map(args, lambda t: t.to("meta")),
+                                 **_map(kwargs, lambda t: t.to("meta"))))
+        except Exception:
+            like = _tensors(func(*args, **kwargs))
+        outs = [torch.empty(t.shape, dtype=t.dtype) for t in like]
+        iv, ov = [view(t) for t in _tensors(args)], [view(t) for t in outs]
+        ins = (_capi.DLTensor * max(len(iv), 1))(*[v.dl for v in iv])
+        outv = (_capi.DLTensor * max(len(ov), 1))(*[v.dl for v in ov])
+        rc = fn(None, ins, len(iv), outv, len(ov), None)
+        if rc != 0:
+            raise RuntimeError(f"peat: candidate {spec} returned {rc}")
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    candidate.__name__ = symbol
+    return candidate
+
+
+def threads_candidate(n: int):
+    """The op run with a different intra-op thread count."""
+    def candidate(func, args, kwargs):
+        old = torch.get_num_threads()
+        torch.set_num_threads(n)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            torch.set_num_threads(old)
+    return candidate
+
+
+# ------------------------------------------------------------ module paths --
+
+# A graph node made at import (outside any dispatch mode, where autograd runs);
+# asking the engine about it fails unless a backward pass is running.
+with torch.enable_grad():
+    _PROBE_NODE = (torch.ones(1, requires_grad=True) * 2).grad_fn
+
+
+def in_backward() -> bool:
+    """True while the autograd engine runs a backward pass on this thread."""
+    try:
+        torch._C._will_engine_execute_node(_PROBE_NODE)
+        return True
+    except RuntimeError:
+        return False
+
+
+class _ModuleTracker:
+    """Forward hooks keep a stack of module paths; in backward, a hook on each
+    module's output tensors names the ops that follow with that module (the
+    innermost module owning the tensor)."""
+
+    def __init__(self, model, mode):
+        self.stack = []
+        self.backward_path = ""
+        self.handles = []
+        for name, module in model.named_modules():
+            path = name or type(module).__name__
+
+            def pre(mod, inputs, path=path):
+                if not self.stack:
+                    self.backward_path = ""
+                self.stack.append(path)
+
+            def post(mod, inputs, output, path=path):
+                self.stack.pop()
+                for t in _tensors(output):
+                    if t.requires_grad and not getattr(t, "_peat_named", False):
+                        t._peat_named = True
+
+                        def hook(grad, path=path):
+                            self.backward_path = path
+                            return None
+                        t.register_hook(hook)
+
+            self.handles.append(module.register_forward_pre_hook(pre))
+            self.handles.append(module.register_forward_hook(post))
+
+    def path(self, phase: str) -> str:
+        if self.stack:
+            return self.stack[-1]
+        return self.backward_path if phase == "backward" else ""
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+
+
+# -------------------------------------------------------------------- mode --
+
+class PeatMode(TorchDispatchMode):
+    """Intercepts aten ops (those in `ops`; default DEFAULT_OPS).
+
+    session:   the peat.Session whose op ids, call counters and step are used.
+    model:     an nn.Module whose submodules name the ops (optional).
+    profiler:  a peat.Profiler: each call its sampling rules select is recorded
+               (inputs, outputs, module path, phase, scalar attributes).
+    injector:  a peat.Injector (created on the session when not given); its
+               policies decide, per call, run_golden / run_candidate / run_both
+               / inject. run_both compares golden and candidate with the
+               analyzer and keeps golden; inject applies the policy's error
+               model to the golden output (output_index).
+    Firings are kept in .firings (dicts), signatures per op in signatures().
+    """
+
+    def __init__(self, session: Session, *, model=None, profiler=None, injector=None,
+                 ops=DEFAULT_OPS, record_inputs: bool = True):
+        super().__init__()
+        self.session = session
+        self.profiler = profiler
+        self.injector = injector if injector is not None else Injector(session)
+        self.ops = frozenset(ops)
+        self.record_inputs = record_inputs
+        self.phase = "forward"
+        self.default_phase = "forward"  # phase of ops outside backward (set "optimizer", "other")
+        self.firings = []
+        self.aggregator = Aggregator()
+        self._candidates = []  # (glob, candidate)
+        self._op_cache = {}  # (module path, aten op) -> (op name, op id)
+        self._op_ids = {}  # op name -> op id
+        self._agg_ids = {}  # (op name, reduction length) -> aggregator slot
+        self._candidate_cache = {}
+        self._tracker = _ModuleTracker(model, self) if model is not None else None
+        self.ops_seen = 0
+
+    # -- configuration --
+    def set_candidate(self, op_glob: str, candidate) -> None:
+        """Registers candidate(func, args, kwargs) for op names matching the glob
+        (a later registration wins)."""
+        self._candidates.insert(0, (op_glob, candidate))
+        self._candidate_cache.clear()
+
+    def set_step(self, step: int) -> None:
+        """Starts training step `step` (a step marker in the trace when recording)."""
+        if self.profiler is not None:
+            self.profiler.mark_step(step)
+        else:
+            self.session.step = step
+
+    def close(self) -> None:
+        if self._tracker is not None:
+            self._tracker.remove()
+        self.aggregator.close()
+
+    # -- results --
+    def signatures(self) -> dict:
+        """{op name: merged Signature} over every compared call (run_both,
+        inject); an op whose calls have several reduction lengths K gets one
+        entry per K, named "<op name> K=<k>"."""
+        return _by_name({key: self.aggregator.signature(i) for key, i in self._agg_ids.items()})
+
+    # -- the hook --
+    def _candidate(self, name):
+        if name not in self._candidate_cache:
+            self._candidate_cache[name] = next(
+                (c for g, c in self._candidates if fnmatch.fnmatchcase(name, g)), None)
+        return self._candidate_cache[name]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        packet = func.overloadpacket.__name__
+        if packet not in self.ops:
+            return func(*args, **kwargs)
+        self.ops_seen += 1
+        tracker = self._tracker
+        if tracker is not None and tracker.stack:  # inside a module's forward
+            self.phase, path = "forward", tracker.stack[-1]
+        else:
+            self.phase = "backward" if in_backward() else self.default_phase
+            path = tracker.path(self.phase) if tracker is not None else ""
+        key = (path, packet)
+        entry = self._op_cache.get(key)
+        if entry is None:
+            name = f"{path}/aten::{packet}" if path else f"aten::{packet}"
+            entry = self._op_cache[key] = (name, self.session.intern(name))
+            self._op_ids[name] = entry[1]
+        name, op = entry
+        action, call, policy = self.injector.decide_policy(op)
+        out = func(*args, **kwargs)
+        if action != "run_golden":
+            out = self._fire(func, args, kwargs, name, op, call, policy, action, packet, out)
+        if self.profiler is not None and self.profiler.should_record(op, call):
+            ins = [t for t in _tensors(args) if not t.is_sparse] if self.record_inputs else []
+            self.profiler.record_op(op, inputs=ins, outputs=_tensors(out), module_path=path,
+                                    phase=self.phase, call=call, attrs=_attrs(args))
+        return out
+
+    def _fire(self, func, args, kwargs, name, op, call, policy, action, packet, golden):
+        firing = {"op": name, "call": call, "step": self.session.step, "phase": self.phase,
+                  "action": action, "policy": policy, "status": "ok", "signature": None}
+        self.firings.append(firing)
+        k = reduction_length(packet, args)
+        if action == "inject":
+            outs = _tensors(golden)
+            before = [t.clone() for t in outs]
+            idx = self._policy_output(policy)
+            try:
+                truth = self.injector.inject(policy, op, call, outs[idx])
+                firing["truth"] = truth.to_dict()
+                self._compare(op, call, before[idx], outs[idx], k, firing)
+            except (PeatError, IndexError) as exc:
+                firing["status"] = f"error: {exc}"
+            return golden
+        candidate = self._candidate(name)
+        if candidate is None:
+            firing["status"] = "no candidate"
+            return golden
+        try:
+            cand = candidate(func, args, kwargs)
+        except Exception as exc:  # the golden result stays
+            firing["status"] = f"candidate failed: {exc!r}"
+            return golden
+        gs, cs = _tensors(golden), _tensors(cand)
+        if len(gs) != len(cs) or any(g.shape != c.shape for g, c in zip(gs, cs)):
+            firing["status"] = "candidate output shapes differ"
+            return golden
+        for g, c in zip(gs, cs):
+            if g.dtype in _FLOATS and c.dtype in _FLOATS:
+                self._compare(op, call, g, c, k, firing)
+                break
+        return cand if action == "run_candidate" else golden
+
+    def _policy_output(self, policy):
+        return self.injector.policy_outputs.get(policy, 0)
+
+    def _compare(self, op, call, g, c, k, firing):
+        try:
+            sig = analyze(g.detach(), c.detach(), reduction_length=k)
+            firing["signature"] = sig
+            key = (self.session.op_name(op), k)
+            index = self._agg_ids.setdefault(key, len(self._agg_ids))
+            self.aggregator.add(index, self.session.step, call, sig)
+        except PeatError as exc:
+            firing["status"] = f"compare failed: {exc}"
+
+
+# ------------------------------------------------------------------ replay --
+
+def replay(reader, op_glob: str, candidate=None, *, output: int = 0, num_threads: int = 0) -> dict:
+    """Plays the recorded calls of ops matching `op_glob` in a trace (a
+    peat.TraceReader) back against a torch candidate and compares the
+    candidate's output with the recorded (golden) output through the analyzer.
+
+    candidate(op, inputs, attrs) -> tensor: `op` the recorded aten name
+    ("mm"), `inputs` the recorded input tensors (torch, in order), `attrs` the
+    recorded attributes. Default: the aten op itself on the inputs (suits
+    mm, bmm, addmm, baddbmm); wrap it with `replay_candidate(...)` to run it
+    under an autocast / float64 / oneDNN / thread-count candidate.
+    Returns {op name: merged Signature} (reduction length K from the inputs)."""
+    candidate = candidate or replay_candidate()
+    sigs = {}
+    for rec in reader.records(kinds="op", op_glob=op_glob):
+        packet = rec.name.rsplit("aten::", 1)[-1]
+        ins = [reader.load(rec.index, "input", i, as_torch=True) for i in range(rec.n_inputs)]
+        golden = reader.load(rec.index, "output", output, as_torch=True)
+        out = candidate(packet, ins, reader.attrs(rec.index))
+        out = _tensors(out)[output] if not isinstance(out, torch.Tensor) else out
+        k = reduction_length(packet, ins)
+        sig = analyze(golden, out.detach(), reduction_length=k, num_threads=num_threads)
+        key = (rec.name, k)
+        sigs[key] = sigs[key].merge(sig) if key in sigs else sig
+    return _by_name(sigs)
+
+
+def _by_name(sigs: dict) -> dict:
+    """{(name, K): sig} -> {name: sig}, or {"name K=k": sig} for a name whose
+    calls have several reduction lengths (e.g. the two mm of a linear layer's
+    backward), which the analyzer does not merge."""
+    ks = {}
+    for name, k in sigs:
+        ks.setdefault(name, set()).add(k)
+    return {(name if len(ks[name]) == 1 else f"{name} K={k}"): sig
+            for (name, k), sig in sigs.items()}
+
+
+def replay_candidate(wrapper=None):
+    """A replay candidate running the recorded aten op on the recorded inputs;
+    `wrapper` (a dispatch-mode candidate such as autocast_candidate(bf16))
+    changes how it runs."""
+    def candidate(packet, inputs, attrs):
+        func = getattr(torch.ops.aten, packet).default
+        if wrapper is None:
+            return func(*inputs)
+        return wrapper(func, tuple(inputs), {})
+    return candidate

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A small CNN on scikit-learn's digits (shipped by Debian's python3-sklearn),
+run under PEAT's dispatch mode:
+
+ 1. pretraining with a golden trace (every 5th call of each op recorded, and
+    the loss), then a checkpoint; the recorded classifier GEMMs are played
+    back against a float64 and a bf16 candidate;
+ 2. finetuning from that checkpoint several times: golden, a bf16 candidate
+    for the convolutions compared in the shadow of the golden ones (run_both),
+    and runtime FI (one exponent bit flip in the classifier's output) at
+    several frequencies; each prints the per-op signatures and the training
+    impact against the golden finetuning (peat.compare_loss).
+
+    PEAT_LIBRARY=build/lib/libpeat.so PYTHONPATH=bindings/python \
+        /usr/bin/python3 examples/python/vision_digits.py --out /tmp/digits
+"""
+import argparse
+import copy
+import pathlib
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from sklearn.datasets import load_digits
+
+import peat
+import peat.torch as pt
+
+
+class DigitsCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.fc = nn.Linear(32 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc(x.flatten(1))
+
+
+def batches(x, y, steps, batch):
+    for step in range(steps):
+        i = (step * batch) % (len(x) - batch)
+        yield step, x[i:i + batch], y[i:i + batch]
+
+
+def train(model, x, y, steps, batch, mode=None, prof=None):
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    for step, xb, yb in batches(x, y, steps, batch):
+        if mode is not None:
+            mode.set_step(step)
+        loss = F.cross_entropy(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        if prof is not None:
+            prof.record_scalar("loss", losses[-1])
+    return losses
+
+
+def accuracy(model, x, y):
+    with torch.no_grad():
+        return (model(x).argmax(1) == y).float().mean().item()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="digits-out", help="folder for the trace and logs")
+    ap.add_argument("--pretrain-steps", type=int, default=60)
+    ap.add_argument("--finetune-steps", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=64)
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+
+    d = load_digits()
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)
+    y = torch.tensor(d.target)
+    x_train, y_train, x_test, y_test = x[:1500], y[:1500], x[1500:], y[1500:]
+
+    # 1. pretraining, recorded
+    model = DigitsCNN()
+    with peat.Session(seed=1, run_name="digits-pretrain") as s, \
+            peat.Profiler(s, out / "pretrain.peat", framework=f"pytorch {torch.__version__}",
+                          tags={"model": "DigitsCNN", "data": "sklearn digits"}) as prof:
+        prof.add_rule("*", every_n=5)
+        mode = pt.PeatMode(s, model=model, profiler=prof)
+        with mode:
+            losses = train(model, x_train, y_train, args.pretrain_steps, args.batch, mode, prof)
+        prof.record_checkpoint("pretrained", {k: v.detach() for k, v in model.state_dict().items()})
+        mode.close()
+    print(f"pretrain: loss {losses[0]:.3f} -> {losses[-1]:.3f}, test accuracy "
+          f"{accuracy(model, x_test, y_test):.3f}")
+    with peat.TraceReader(out / "pretrain.peat") as r:
+        ops = sorted({rec.name for rec in r.records(kinds="op")})
+        size = (out / "pretrain.peat").stat().st_size / 1e6
+        print(f"  trace: {len(r)} records, {size:.2f} MB, ops: {', '.join(ops)}")
+        # play the recorded classifier GEMMs back against candidates
+        for label, cand in (("float64", pt.float64_candidate()),
+                            ("bf16", pt.autocast_candidate(torch.bfloat16))):
+            for op, sig in pt.replay(r, "fc/aten::*mm", pt.replay_candidate(cand)).items():
+                print(f"  replay {label:8s} {op:22s} pairs {sig.count:7d}  max rel "
+                      f"{sig.max_rel_error:.3g}  median mantissa bits "
+                      f"{sig.effective_mantissa_bits(0.5):.0f}")
+    checkpoint = copy.deepcopy(model.state_dict())
+
+    # 2. finetuning from the checkpoint, golden and with candidates / FI
+    def finetune(name, setup):
+        torch.manual_seed(1)
+        m = DigitsCNN()
+        m.load_state_dict(checkpoint)
+        with peat.Session(seed=2, run_name=name) as s:
+            mode = pt.PeatMode(s, model=m)
+            setup(mode)
+            with mode:
+                fl = train(m, x_train, y_train, args.finetune_steps, args.batch, mode)
+            sigs, firings = mode.signatures(), list(mode.firings)
+            mode.close()
+        return fl, accuracy(m, x_test, y_test), sigs, firings
+
+    golden, golden_acc, _, _ = finetune("golden", lambda m: None)
+    print(f"finetune golden: final loss {golden[-1]:.4f}, test accuracy {golden_acc:.3f}")
+
+    def bf16_convs(mode):
+        mode.set_candidate("*aten::convolution", pt.autocast_candidate(torch.bfloat16))
+        mode.injector.add_policy("*aten::convolution", "run_both", every_n=3)
+
+    runs = [("bf16 conv (run_both)", bf16_convs)]
+    for every_n in (20, 5, 1):
+        def fi(mode, every_n=every_n):
+            mode.injector.add_policy(
+                "fc/aten::addmm", "inject", every_n=every_n,
+                spec=peat.InjectSpec("bitflip", field="exponent", count=1))
+        runs.append((f"exponent bit flip in fc every {every_n}", fi))
+    for name, setup in runs:
+        fl, acc, sigs, firings = finetune(name, setup)
+        impact = peat.compare_loss(golden, fl, band_rel=0.05, window=3, patience=2)
+        print(f"{name}: {len(firings)} firings, final loss {fl[-1]:.4f} "
+              f"(golden {golden[-1]:.4f}), test accuracy {acc:.3f}, max divergence "
+              f"{impact['max_divergence']}, first step beyond the band "
+              f"{impact['first_beyond_step']}")
+        for op, sig in sigs.items():
+            print(f"    {op:28s} pairs {sig.count:8d}  max rel {sig.max_rel_error:.3g}  "
+                  f"mantissa bits (median) {sig.effective_mantissa_bits(0.5):.0f}  "
+                  f"bitwise mismatches {sig.bitwise_mismatch_count}")
+
+
+if __name__ == "__main__":
+    main()
