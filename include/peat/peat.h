@@ -15,8 +15,9 @@
 #include <peat/backend.h>
 #include <peat/session.h>
 #include <peat/analyzer.h>
-/* object headers: injector */
+#include <peat/injector.h>
 #include <peat/trace.h>
 #include <peat/profiler.h>
+/* object headers: detector */
 
 #endif /* PEAT_PEAT_H */

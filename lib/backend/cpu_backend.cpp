@@ -3,6 +3,7 @@
 // so the conformance tests treat it like any other backend.
 #include "backend/backend.hpp"
 #include "analyzer/analyze.hpp"
+#include "injector/inject.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -131,7 +132,7 @@ const peat_backend_api_t kCpuTable = [] {
   table.stage_to_host_async = cpu_stage_to_host_async;
   table.stage_wait = cpu_stage_wait;
   table.signature_accumulate = analyzer::cpu_signature_accumulate;  // lib/analyzer/backend_entry.cpp
-  table.inject = nullptr;                // set by the injector (lib/injector)
+  table.inject = injector::cpu_inject;                               // lib/injector/inject.cpp
   table.intercept_install = nullptr;     // the CPU has no kernels to intercept
   table.intercept_uninstall = nullptr;
   return table;

@@ -1,0 +1,59 @@
+// The error-model library (see peat/injector.h, "Error models"): spec
+// defaults and validation, the CPU implementation over oneTBB, and the
+// backend-generic entry that peat_inject_apply and the scheduler use.
+#pragma once
+
+#include <peat/injector.h>
+
+#include "core/tensor_view.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace peat::injector {
+
+// The defaults of peat_inject_spec_init for `kind`.
+peat_inject_spec_t default_spec(peat_inject_kind_t kind) noexcept;
+
+// Reads a caller's spec (struct_size rules of option structs). `name` names
+// the argument in messages. Throws VERSION_MISMATCH / INVALID_ARGUMENT.
+peat_inject_spec_t read_spec(const peat_inject_spec_t* spec, std::string_view name);
+
+// Checks every field that does not depend on a tensor (enums, ranges).
+// Throws INVALID_ARGUMENT naming `name`.field.
+void validate_spec(const peat_inject_spec_t& spec, std::string_view name);
+
+// The error-model class an injection with this spec produces.
+peat_error_model_t model_of(const peat_inject_spec_t& spec) noexcept;
+
+// Applies `spec` in place to a host tensor (the CPU backend's implementation).
+// `stale` is the view of spec.stale (or nullptr). Fills *truth completely
+// (struct_size = sizeof). Throws peat::Error; the tensor is unchanged on error.
+void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const TensorView* stale, uint64_t seed,
+               uint32_t op, uint32_t call, peat_inject_truth_t& truth);
+
+// Backend-generic: optionally copies `source` into `tensor`, then applies the
+// spec on the backend serving the tensor's device. Throws peat::Error.
+void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* source, uint64_t seed, uint32_t op,
+           uint32_t call, peat_inject_truth_t& truth);
+
+// The CPU backend table's `inject` entry (host memory). Never throws; on
+// failure the message goes to the CPU backend's last_error().
+peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op, uint32_t call,
+                         peat_inject_truth_t* out_truth, void* stream) noexcept;
+
+// Copies min(dst->struct_size, sizeof) bytes of a full truth into a caller's
+// struct. Throws VERSION_MISMATCH for a struct_size that is too small or too large.
+void copy_truth_out(const peat_inject_truth_t& full, peat_inject_truth_t* dst, std::string_view name);
+
+// Rounds one value to a narrow format (peat_inject_round_value); the
+// arguments are valid codes.
+double round_value(double value, peat_float_format_t format, peat_rounding_t rounding, bool saturate) noexcept;
+
+// Names behind peat_inject_kind_name, peat_error_model_name, peat_action_name:
+// "unknown" for values outside the enums. Static storage.
+const char* kind_name(peat_inject_kind_t kind) noexcept;
+const char* model_name(peat_error_model_t model) noexcept;
+const char* action_name(peat_action_t action) noexcept;
+
+}  // namespace peat::injector

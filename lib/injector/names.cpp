@@ -1,0 +1,49 @@
+#include "injector/inject.hpp"
+
+namespace peat::injector {
+
+const char* kind_name(peat_inject_kind_t kind) noexcept {
+  switch (kind) {
+    case PEAT_INJECT_BITFLIP: return "bitflip";
+    case PEAT_INJECT_STUCK_AT: return "stuck_at";
+    case PEAT_INJECT_VALUE: return "value";
+    case PEAT_INJECT_REGION: return "region";
+    case PEAT_INJECT_SCALE: return "scale";
+    case PEAT_INJECT_TRANSPOSE: return "transpose";
+    case PEAT_INJECT_SHIFT: return "shift";
+    case PEAT_INJECT_PRECISION: return "precision";
+    case PEAT_INJECT_ULP_NOISE: return "ulp_noise";
+    default: return "unknown";
+  }
+}
+
+const char* model_name(peat_error_model_t model) noexcept {
+  switch (model) {
+    case PEAT_ERROR_MODEL_EXACT: return "EXACT";
+    case PEAT_ERROR_MODEL_ROUNDING: return "ROUNDING";
+    case PEAT_ERROR_MODEL_REDUCED_PRECISION: return "REDUCED_PRECISION";
+    case PEAT_ERROR_MODEL_BITFLIP_SINGLE: return "BITFLIP_SINGLE";
+    case PEAT_ERROR_MODEL_BITFLIP_MULTI: return "BITFLIP_MULTI";
+    case PEAT_ERROR_MODEL_STUCK_AT: return "STUCK_AT";
+    case PEAT_ERROR_MODEL_REGION: return "REGION";
+    case PEAT_ERROR_MODEL_DROPPED_WRITES: return "DROPPED_WRITES";
+    case PEAT_ERROR_MODEL_SCALING: return "SCALING";
+    case PEAT_ERROR_MODEL_NONFINITE: return "NONFINITE";
+    case PEAT_ERROR_MODEL_NONDETERMINISM: return "NONDETERMINISM";
+    case PEAT_ERROR_MODEL_GARBAGE: return "GARBAGE";
+    case PEAT_ERROR_MODEL_UNKNOWN: return "UNKNOWN";
+    default: return "unknown";
+  }
+}
+
+const char* action_name(peat_action_t action) noexcept {
+  switch (action) {
+    case PEAT_ACTION_RUN_GOLDEN: return "run_golden";
+    case PEAT_ACTION_RUN_CANDIDATE: return "run_candidate";
+    case PEAT_ACTION_RUN_BOTH: return "run_both";
+    case PEAT_ACTION_INJECT: return "inject";
+    default: return "unknown";
+  }
+}
+
+}  // namespace peat::injector
