@@ -283,7 +283,7 @@ TEST_CASE("dispatch: golden failure, bad arguments, candidate loading errors", "
   CHECK(peat_injector_set_candidate(f.injector, nullptr, golden_plus_one, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
 }
 
-TEST_CASE("dispatch: ctx and attrs reach the kernels; a later candidate replaces an earlier one", "[injector][dispatch]") {
+TEST_CASE("dispatch: ctx and attrs reach the kernels, and a later candidate replaces an earlier one", "[injector][dispatch]") {
   Fixture f;
   const uint32_t op = f.op("mm");
   f.policy("mm", PEAT_ACTION_RUN_CANDIDATE);
