@@ -19,5 +19,6 @@
 #include <peat/trace.h>
 #include <peat/profiler.h>
 /* object headers: detector */
+#include <peat/playback.h>
 
 #endif /* PEAT_PEAT_H */
