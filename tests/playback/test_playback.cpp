@@ -554,3 +554,27 @@ TEST_CASE("playback: pipelined and serial playback give identical results", "[pl
   }
 }
 #endif
+
+TEST_CASE("playback: a record whose tensors cannot be loaded is reported and playback goes on", "[playback]") {
+  peat_test::TempDir dir;
+  const auto path = dir.file("t.peat");
+  const auto ops = make_trace(path, default_specs(), seq_kernel);
+  // Input A (M x K floats = 3168 bytes) exceeds this limit.
+  auto ro = reader_options();
+  ro.max_tensor_bytes = 3000;
+  Reader reader(path, ro, false);
+  for (const bool pipelined : {false, true}) {
+    peat::playback::Playback pb(reader, options(pipelined));
+    pb.set_candidate(seq_kernel, nullptr, "seq");
+    REQUIRE(pb.run() == PEAT_STATUS_OK);
+    CHECK(pb.summary().done == ops.size());
+    CHECK(pb.summary().failed == ops.size());
+    for (const auto& r : pb.results()) {
+      CHECK(r.status == PEAT_STATUS_OUT_OF_MEMORY);
+      CHECK(r.message.find(path + ": record " + std::to_string(r.record) + " (op '" + r.op + "')") != std::string::npos);
+      CHECK(r.message.find("max_tensor_bytes") != std::string::npos);
+    }
+    CHECK(pb.group(PEAT_PLAYBACK_BY_OP, 0).failed == 8);
+    CHECK(pb.group(PEAT_PLAYBACK_BY_OP, 0).n_outputs == 0);
+  }
+}
