@@ -44,7 +44,7 @@ PEAT_API void peat_playback_options_init(peat_playback_options_t* options) {
   options->struct_size = sizeof(peat_playback_options_t);
   options->thread_safe = 0;
   options->run_twice = 0;
-  options->attrs_mode = PEAT_PLAYBACK_ATTRS_LIST;
+  options->attrs_mode = PEAT_PLAYBACK_ATTRS_NULL;
   options->filter = nullptr;
   options->config = nullptr;
   options->max_in_flight = 4;

@@ -47,10 +47,14 @@ typedef struct peat_playback peat_playback_t;
 /* What the candidate receives as its `attrs` argument. */
 typedef int32_t peat_playback_attrs_mode_t;
 enum peat_playback_attrs_mode_code {
-  /* A const peat_playback_attrs_t* describing the record (default). */
+  /* A const peat_playback_attrs_t* describing the record: its recorded
+   * attributes, op, layer, step, call and run. For candidates written for
+   * playback. */
   PEAT_PLAYBACK_ATTRS_LIST = 0,
-  /* NULL (kernels whose attrs are NULL-able, e.g. the GEMM convention of
-   * examples/candidates/peat_gemm_kernel.h with alpha = 1, beta = 0). */
+  /* NULL (the default): for kernels whose attrs pointer has its own meaning
+   * and may be NULL, e.g. the GEMM convention of
+   * examples/candidates/peat_gemm_kernel.h (NULL = alpha 1, beta 0), which
+   * would misread a peat_playback_attrs_t. */
   PEAT_PLAYBACK_ATTRS_NULL = 1
 };
 
@@ -83,7 +87,7 @@ typedef struct peat_playback_options {
                                   oneTBB. 0: serial, on the calling thread. Default 0. */
   int32_t run_twice;           /* 1: run the candidate twice per record and compare the
                                   runs (non-determinism). Default 0. */
-  peat_playback_attrs_mode_t attrs_mode; /* Default PEAT_PLAYBACK_ATTRS_LIST. */
+  peat_playback_attrs_mode_t attrs_mode; /* Default PEAT_PLAYBACK_ATTRS_NULL. */
   const peat_trace_filter_t* filter; /* records to replay: op glob, step range, phase
                                   (peat_trace_filter_t; copied, with the glob, at create).
                                   Only op records are ever replayed, whatever filter->kinds

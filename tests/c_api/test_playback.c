@@ -53,6 +53,16 @@ static int32_t gemm_fails(void* ctx, const DLTensor* in, int32_t n_in, DLTensor*
   return 5;
 }
 
+/* Reads the record description (ATTRS_LIST mode), then the golden GEMM. */
+static int32_t gemm_checks_attrs(void* ctx, const DLTensor* in, int32_t n_in, DLTensor* out, int32_t n_out,
+                                 const void* attrs) {
+  const peat_playback_attrs_t* a = (const peat_playback_attrs_t*)attrs;
+  if (a == NULL || a->struct_size != sizeof(peat_playback_attrs_t) || a->n_attrs != 0) return 2;
+  if (strcmp(a->op, "gemm") != 0 || a->step != (int64_t)(a->call_index / 2)) return 3;
+  if (strcmp(a->module_path, a->call_index % 2 ? "layer.b" : "layer.a") != 0) return 4;
+  return gemm(ctx, in, n_in, out, n_out, NULL);
+}
+
 static int32_t cancel_after_2(void* user, uint64_t done, uint64_t total) {
   (void)user;
   (void)total;
@@ -308,6 +318,17 @@ static void test_replay(peat_trace_reader_t* reader) {
   CHECK(r.status == PEAT_STATUS_CALLBACK_FAILED);
   CHECK(strstr(r.message, kPath) != NULL && strstr(r.message, "gemm") != NULL);
   CHECK_STATUS(peat_playback_result_signature(pb, 5, 0, PEAT_PLAYBACK_FIRST_VS_GOLDEN, &sig), PEAT_STATUS_NOT_FOUND);
+  peat_playback_destroy(pb);
+
+  /* the record description reaches the candidate in ATTRS_LIST mode (NULL is the default) */
+  peat_playback_options_init(&o);
+  CHECK(o.attrs_mode == PEAT_PLAYBACK_ATTRS_NULL);
+  o.attrs_mode = PEAT_PLAYBACK_ATTRS_LIST;
+  CHECK_STATUS(peat_playback_create(reader, &o, &pb), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_set_candidate(pb, gemm_checks_attrs, NULL), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_run(pb), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_summary(pb, &s), PEAT_STATUS_OK);
+  CHECK(s.exact == CALLS);
   peat_playback_destroy(pb);
 
   /* cancel through the progress callback */

@@ -578,3 +578,39 @@ TEST_CASE("playback: a record whose tensors cannot be loaded is reported and pla
     CHECK(pb.group(PEAT_PLAYBACK_BY_OP, 0).n_outputs == 0);
   }
 }
+
+TEST_CASE("playback: a damaged tensor payload fails its record only", "[playback]") {
+  peat_test::TempDir dir;
+  const auto path = dir.file("t.peat");
+  const auto ops = make_trace(path, default_specs(), seq_kernel);
+  const uint64_t damaged = 4;  // the second op record
+  uint64_t at = 0;
+  {  // a byte 100 bytes before the frame's end: inside the last tensor's payload (the golden output)
+    peat_trace_reader_t* clean = nullptr;
+    REQUIRE(peat_trace_open(path.c_str(), nullptr, &clean) == PEAT_STATUS_OK);
+    peat_trace_record_info_t info{};
+    info.struct_size = sizeof info;
+    REQUIRE(peat_trace_record_info(clean, damaged, &info) == PEAT_STATUS_OK);
+    REQUIRE(info.kind == PEAT_TRACE_KIND_OP);
+    at = info.file_offset + info.file_bytes - 100;
+    peat_trace_close(clean);
+  }
+  auto bytes = peat_test::read_file(path);
+  REQUIRE(at < bytes.size());
+  bytes[at] ^= 0x5A;
+  peat_test::write_file(path, bytes);
+  Reader reader(path, reader_options(), false);  // payloads are checked at load, not at open
+  for (const bool pipelined : {false, true}) {
+    peat::playback::Playback pb(reader, options(pipelined));
+    pb.set_candidate(seq_kernel, nullptr, "seq");
+    REQUIRE(pb.run() == PEAT_STATUS_OK);
+    CHECK(pb.summary().done == ops.size());
+    CHECK(pb.summary().failed == 1);
+    CHECK(pb.summary().exact == ops.size() - 1);
+    const auto& r = pb.results()[1];
+    CHECK(r.record == damaged);
+    CHECK(r.status == PEAT_STATUS_CORRUPT_DATA);
+    CHECK(r.message.find(path + ": record 4") != std::string::npos);
+    CHECK(r.message.find("(op 'matmul')") != std::string::npos);
+  }
+}
