@@ -25,8 +25,6 @@ namespace peat::playback {
 
 namespace {
 
-constexpr uint32_t kMaxGroups = 1u << 16;
-
 const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
 
 std::string shape_text(int32_t ndim, const int64_t* shape) {
@@ -325,8 +323,6 @@ void Playback::analyze(Work& work) const {
 void Playback::add_to(Grouping& grouping, const std::string& name, const Result& result) {
   auto [it, inserted] = grouping.ids.try_emplace(name, static_cast<uint32_t>(grouping.groups.size()));
   if (inserted) {
-    if (grouping.groups.size() >= kMaxGroups)
-      fail(PEAT_STATUS_OUT_OF_MEMORY, "more than {} distinct groups ('{}')", kMaxGroups, name);
     grouping.groups.push_back(Group{});
     grouping.groups.back().name = name;
   }
@@ -341,19 +337,18 @@ void Playback::add_to(Grouping& grouping, const std::string& name, const Result&
   if (result.bitwise_mismatches == 0) ++g.exact;
   if (result.deterministic == 0) ++g.nondeterministic;
   g.n_outputs = std::max<uint64_t>(g.n_outputs, result.n_outputs);
-  while (grouping.aggregators.size() < result.n_outputs) {
+  while (g.aggregators.size() < result.n_outputs) {
     peat_aggregator_options_t o;
     peat_aggregator_options_init(&o);
-    o.max_ops = kMaxGroups;
+    o.max_ops = kCompares;
     o.series_capacity = 2;
-    auto& slot = grouping.aggregators.emplace_back();
-    for (auto& a : slot) a = std::make_unique<analyzer::Aggregator>(o);
+    g.aggregators.push_back(std::make_unique<analyzer::Aggregator>(o));
   }
   const int compares = options_.run_twice ? kCompares : 1;
   for (std::size_t i = 0; i < result.n_outputs; ++i)
     for (int w = 0; w < compares; ++w)
       try {
-        grouping.aggregators[i][w]->add(id, result.step, result.call_index, result.signatures[i][w]);
+        g.aggregators[i]->add(static_cast<uint32_t>(w), result.step, result.call_index, result.signatures[i][w]);
       } catch (const Error&) {
         // Not mergeable with the group's earlier records (another golden dtype or
         // tolerance for this output): the record stays in the counts, not in the merge.
@@ -502,7 +497,7 @@ peat_signature_t Playback::group_signature(peat_playback_group_kind_t kind, uint
   const Group& g = group(kind, index);
   if (output >= g.n_outputs)
     fail(PEAT_STATUS_NOT_FOUND, "group '{}' has {} outputs; there is no output {}", g.name, g.n_outputs, output);
-  return grouping(kind).aggregators[output][which]->signature(static_cast<uint32_t>(index));
+  return g.aggregators[output]->signature(static_cast<uint32_t>(which));
 }
 
 void Playback::write_jsonl(const std::string& path, bool append) const {
@@ -543,8 +538,7 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
   }
   for (const auto kind : {PEAT_PLAYBACK_BY_OP, PEAT_PLAYBACK_BY_LAYER}) {
     const Grouping& grp = grouping(kind);
-    for (std::size_t id = 0; id < grp.groups.size(); ++id) {
-      const Group& g = grp.groups[id];
+    for (const Group& g : grp.groups) {
       nlohmann::json j;
       j["type"] = kind == PEAT_PLAYBACK_BY_OP ? "op" : "layer";
       j["name"] = g.name;
@@ -556,10 +550,9 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
       nlohmann::json outs = nlohmann::json::array();
       for (uint64_t i = 0; i < g.n_outputs; ++i) {
         nlohmann::json o;
-        figures(grp.aggregators[i][0]->signature(static_cast<uint32_t>(id)), o);
+        figures(g.aggregators[i]->signature(PEAT_PLAYBACK_FIRST_VS_GOLDEN), o);
         if (run_twice())
-          o["repeat_mismatches"] =
-              grp.aggregators[i][PEAT_PLAYBACK_SECOND_VS_FIRST]->signature(static_cast<uint32_t>(id)).bitwise_mismatch_count;
+          o["repeat_mismatches"] = g.aggregators[i]->signature(PEAT_PLAYBACK_SECOND_VS_FIRST).bitwise_mismatch_count;
         outs.push_back(std::move(o));
       }
       j["outputs"] = std::move(outs);

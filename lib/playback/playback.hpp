@@ -44,7 +44,9 @@ struct Result {
 struct Group {
   std::string name;
   uint64_t records = 0, ok = 0, failed = 0, exact = 0, nondeterministic = 0, n_outputs = 0;
-  // One aggregator per output index and comparison, keyed by group id.
+  // One aggregator per output index; its "op" ids are the comparisons
+  // (peat_playback_compare_code values).
+  std::vector<std::unique_ptr<analyzer::Aggregator>> aggregators;
 };
 
 struct Summary {
@@ -88,8 +90,6 @@ class Playback {
   struct Grouping {
     std::vector<Group> groups;
     std::unordered_map<std::string, uint32_t> ids;
-    // aggregators[output][which]
-    std::vector<std::array<std::unique_ptr<analyzer::Aggregator>, kCompares>> aggregators;
   };
 
   void load(Work& work) const;
