@@ -342,6 +342,80 @@ static void test_replay(peat_trace_reader_t* reader) {
   peat_playback_destroy(pb);
 }
 
+#ifdef PEAT_TEST_CANDIDATES
+/* Candidates loaded as "libx.so:symbol" on a trace of an identity op. */
+static void test_symbols(void) {
+  static const char* path = "c_api_test_playback_copy.peat";
+  peat_session_t* session = NULL;
+  peat_profiler_options_t po;
+  peat_profiler_t* p = NULL;
+  peat_op_record_t rec;
+  peat_trace_reader_t* reader = NULL;
+  peat_playback_t* pb = NULL;
+  peat_playback_summary_t s;
+  peat_playback_result_t r;
+  peat_signature_t sig;
+  float x[20];
+  int64_t shape[2];
+  DLTensor t;
+  const DLTensor* ts[1];
+  uint32_t op = 0;
+  int call, i;
+
+  fill_tensor(&t, x, shape, 4, 5);
+  ts[0] = &t;
+  CHECK_STATUS(peat_session_create(NULL, &session), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_session_intern_op(session, "copy", &op), PEAT_STATUS_OK);
+  peat_profiler_options_init(&po);
+  po.path = path;
+  CHECK_STATUS(peat_profiler_create(session, &po, &p), PEAT_STATUS_OK);
+  for (call = 0; call < 3; ++call) {
+    for (i = 0; i < 20; ++i) x[i] = 0.25f * (float)(i + 1) * (float)(call + 1);
+    peat_op_record_init(&rec);
+    rec.op = op;
+    rec.inputs = ts;
+    rec.n_inputs = 1;
+    rec.outputs = ts;
+    rec.n_outputs = 1;
+    CHECK_STATUS(peat_profiler_record_op(p, &rec, NULL, NULL), PEAT_STATUS_OK);
+  }
+  CHECK_STATUS(peat_profiler_close(p), PEAT_STATUS_OK);
+  peat_profiler_destroy(p);
+  peat_session_destroy(session);
+
+  CHECK_STATUS(peat_trace_open(path, NULL, &reader), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_create(reader, NULL, &pb), PEAT_STATUS_OK);
+  s.struct_size = sizeof s;
+  r.struct_size = sizeof r;
+  peat_signature_init(&sig);
+  CHECK_STATUS(peat_playback_set_candidate_symbol(pb, PEAT_TEST_CANDIDATES ":peat_test_exact", NULL), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_run(pb), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_summary(pb, &s), PEAT_STATUS_OK);
+  CHECK(s.selected == 3 && s.exact == 3);
+  CHECK_STATUS(peat_playback_set_candidate_symbol(pb, PEAT_TEST_CANDIDATES ":peat_test_next_ulp", NULL), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_run(pb), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_summary(pb, &s), PEAT_STATUS_OK);
+  CHECK(s.mismatched == 3 && s.exact == 0);
+  CHECK_STATUS(peat_playback_group_signature(pb, PEAT_PLAYBACK_BY_OP, 0, 0, PEAT_PLAYBACK_FIRST_VS_GOLDEN, &sig),
+               PEAT_STATUS_OK);
+  CHECK(sig.count == 60 && sig.bitwise_mismatch_count == 60 && sig.ulp_hist[1] == 60);
+  /* a failed load keeps the earlier candidate */
+  CHECK_STATUS(peat_playback_set_candidate_symbol(pb, PEAT_TEST_CANDIDATES ":no_such_kernel", NULL),
+               PEAT_STATUS_NOT_FOUND);
+  CHECK_STATUS(peat_playback_run(pb), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_summary(pb, &s), PEAT_STATUS_OK);
+  CHECK(s.mismatched == 3);
+  CHECK_STATUS(peat_playback_set_candidate_symbol(pb, PEAT_TEST_CANDIDATES ":peat_test_fail", NULL), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_run(pb), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_result(pb, 2, &r), PEAT_STATUS_OK);
+  CHECK(r.status == PEAT_STATUS_CALLBACK_FAILED && strstr(r.message, ":peat_test_fail returned 3") != NULL);
+  CHECK(strstr(r.message, path) != NULL && strstr(r.message, "record 2") != NULL && strstr(r.message, "'copy'") != NULL);
+  peat_playback_destroy(pb);
+  peat_trace_close(reader);
+  remove(path);
+}
+#endif
+
 int main(void) {
   peat_trace_reader_t* reader = NULL;
   write_trace();
@@ -352,5 +426,8 @@ int main(void) {
   }
   peat_trace_close(reader);
   remove(kPath);
+#ifdef PEAT_TEST_CANDIDATES
+  test_symbols();
+#endif
   return check_report("playback");
 }
