@@ -89,18 +89,18 @@ static void write_trace(void) {
   peat_op_record_t rec;
   float a[M * K], b[K * N], c[M * N];
   int64_t sa[2], sb[2], sc[2];
-  DLTensor ta, tb, tc;
+  DLTensor in[2], tc;
   const DLTensor* ins[2];
   const DLTensor* outs[1];
   uint32_t op = 0;
   int call, i;
   unsigned seed = 7;
 
-  fill_tensor(&ta, a, sa, M, K);
-  fill_tensor(&tb, b, sb, K, N);
+  fill_tensor(&in[0], a, sa, M, K);
+  fill_tensor(&in[1], b, sb, K, N);
   fill_tensor(&tc, c, sc, M, N);
-  ins[0] = &ta;
-  ins[1] = &tb;
+  ins[0] = &in[0];
+  ins[1] = &in[1];
   outs[0] = &tc;
   CHECK_STATUS(peat_session_create(NULL, &session), PEAT_STATUS_OK);
   CHECK_STATUS(peat_session_intern_op(session, "gemm", &op), PEAT_STATUS_OK);
@@ -110,7 +110,7 @@ static void write_trace(void) {
   for (call = 0; call < CALLS; ++call) {
     for (i = 0; i < M * K; ++i) a[i] = (float)((seed = seed * 1103515245u + 12345u) >> 16) / 65536.0f - 0.5f;
     for (i = 0; i < K * N; ++i) b[i] = (float)((seed = seed * 1103515245u + 12345u) >> 16) / 65536.0f - 0.5f;
-    CHECK(gemm(NULL, &ta, 2, &tc, 1, NULL) == 0);
+    CHECK(gemm(NULL, in, 2, &tc, 1, NULL) == 0);
     CHECK_STATUS(peat_profiler_mark_step(p, call / 2), PEAT_STATUS_OK);
     peat_op_record_init(&rec);
     rec.op = op;
