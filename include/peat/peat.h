@@ -19,6 +19,6 @@
 #include <peat/trace.h>
 #include <peat/profiler.h>
 #include <peat/detector.h>
-/* object headers: playback */
+#include <peat/playback.h>
 
 #endif /* PEAT_PEAT_H */

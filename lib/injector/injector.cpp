@@ -6,13 +6,13 @@
 #include "core/status.hpp"
 #include "injector/glob.hpp"
 #include "injector/inject.hpp"
+#include "injector/kernel_symbol.hpp"
 #include "options.hpp"
 #include "session/session.hpp"
 
 #include "inject_element.h"
 #include "philox.h"
 
-#include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -49,7 +49,7 @@ Injector::Injector(Session& session, const peat_injector_options_t& options)
 }
 
 Injector::~Injector() {
-  for (void* handle : libraries_) ::dlclose(handle);
+  for (void* handle : libraries_) close_kernel_library(handle);
 }
 
 uint32_t Injector::add_policy(const peat_injector_policy_t& in) {
@@ -124,34 +124,12 @@ void Injector::set_candidate(std::string_view pattern, peat_kernel_fn fn, void* 
 
 void Injector::set_candidate_symbol(std::string_view pattern, std::string_view spec, void* ctx) {
   validate_glob(pattern, "op_pattern");
-  const std::size_t colon = spec.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == spec.size())
-    fail(PEAT_STATUS_INVALID_ARGUMENT, "candidate '{}' is not of the form 'path/to/libx.so:symbol'", spec);
-  const std::string path(spec.substr(0, colon)), symbol(spec.substr(colon + 1));
-  void* handle = nullptr;
-  void* address = nullptr;
+  const KernelSymbol loaded = load_kernel_symbol(spec);
   {
-    std::lock_guard lock(mutex_);  // dlerror() is per thread, but keep open/lookup/report together
-    ::dlerror();
-    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = ::dlerror();
-      fail(PEAT_STATUS_NOT_FOUND, "cannot open candidate library '{}': {}", path, why ? why : "unknown reason");
-    }
-    ::dlerror();
-    address = ::dlsym(handle, symbol.c_str());
-    if (address == nullptr) {
-      const char* why = ::dlerror();
-      const std::string reason = why ? why : "the symbol is NULL";
-      ::dlclose(handle);
-      fail(PEAT_STATUS_NOT_FOUND, "candidate library '{}' has no symbol '{}': {}", path, symbol, reason);
-    }
-    libraries_.push_back(handle);
+    std::lock_guard lock(mutex_);
+    libraries_.push_back(loaded.library);
   }
-  peat_kernel_fn fn = nullptr;
-  static_assert(sizeof(fn) == sizeof(address));
-  std::memcpy(&fn, &address, sizeof(fn));
-  set_candidate(pattern, fn, ctx, std::string(spec));
+  set_candidate(pattern, loaded.fn, ctx, std::string(spec));
 }
 
 const OpPlan& Injector::plan_for(uint32_t op) {

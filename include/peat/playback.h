@@ -1,0 +1,273 @@
+/*
+ * peat/playback.h — Playback fault injection: replay recorded op invocations
+ * of a trace through a candidate kernel, offline, and compare with the
+ * recorded golden outputs.
+ *
+ * For every op record of a trace (peat/trace.h) that a filter selects, a
+ * playback loads the recorded inputs and attributes, runs the candidate (a
+ * peat_kernel_fn of peat/injector.h, or one loaded from "libx.so:symbol")
+ * into fresh output buffers of the recorded shapes and dtypes, and compares
+ * each output with the recorded golden output through the analyzer
+ * (peat/analyzer.h), giving one error signature per output. Optionally the
+ * candidate runs twice on the same inputs, and the two runs are compared too
+ * (non-determinism). Signatures are merged per op name and per layer (the
+ * record's module path).
+ *
+ * A record whose candidate fails (returns non-zero), changes an output's
+ * shape, dtype or data pointer, or whose tensors cannot be read, is kept in
+ * the results with a status and a message naming the trace file, the record
+ * number and the op; playback goes on with the next record.
+ *
+ * When the candidate declares itself thread-safe (options.thread_safe), the
+ * records flow through a oneTBB pipeline (select -> load -> candidate ->
+ * analyze -> collect) with several records in flight; otherwise one record is
+ * processed at a time on the calling thread. Both give the same results, in
+ * the trace's record order.
+ *
+ * All tensors handed to the candidate are host memory (kDLCPU), compact
+ * row-major, whatever device the recorded tensors lived on.
+ *
+ * Thread safety: a playback is used by one thread at a time (run, then read
+ * the results); several playbacks may run at once, also on the same reader.
+ */
+#ifndef PEAT_PLAYBACK_H
+#define PEAT_PLAYBACK_H
+
+#include <peat/analyzer.h>
+#include <peat/core.h>
+#include <peat/injector.h> /* peat_kernel_fn */
+#include <peat/trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct peat_playback peat_playback_t;
+
+/* What the candidate receives as its `attrs` argument. */
+typedef int32_t peat_playback_attrs_mode_t;
+enum peat_playback_attrs_mode_code {
+  /* A const peat_playback_attrs_t* describing the record: its recorded
+   * attributes, op, layer, step, call and run. For candidates written for
+   * playback. */
+  PEAT_PLAYBACK_ATTRS_LIST = 0,
+  /* NULL (the default): for kernels whose attrs pointer has its own meaning
+   * and may be NULL, e.g. the GEMM convention of
+   * examples/candidates/peat_gemm_kernel.h (NULL = alpha 1, beta 0), which
+   * would misread a peat_playback_attrs_t. */
+  PEAT_PLAYBACK_ATTRS_NULL = 1
+};
+
+/* The recorded attributes of one op invocation, as the candidate receives them
+ * in PEAT_PLAYBACK_ATTRS_LIST mode. Everything it points to is owned by the
+ * playback (or its reader) and valid only during the candidate call. */
+typedef struct peat_playback_attrs {
+  uint32_t struct_size;     /* sizeof(peat_playback_attrs_t) */
+  uint32_t reserved;        /* 0 */
+  const peat_attr_t* attrs; /* n_attrs typed key-values (NULL when n_attrs == 0) */
+  uint64_t n_attrs;
+  const char* op;           /* op name */
+  const char* module_path;  /* layer or module path ("" when none) */
+  int64_t step;             /* training step of the record */
+  uint64_t call_index;      /* per-op call index of the record */
+  peat_phase_t phase;       /* phase of the record */
+  int32_t run;              /* 0 for the first run, 1 for the second (run_twice) */
+} peat_playback_attrs_t;
+
+/* Progress callback: `done` records of `total` selected have been processed.
+ * Called after each record, from one thread at a time (not necessarily the
+ * caller's). Return 0 to go on, non-zero to cancel: peat_playback_run then
+ * stops and returns PEAT_STATUS_CANCELLED, keeping the `done` results. */
+typedef int32_t (*peat_playback_progress_fn)(void* user, uint64_t done, uint64_t total);
+
+typedef struct peat_playback_options {
+  uint32_t struct_size;        /* sizeof(peat_playback_options_t); set by options_init */
+  int32_t thread_safe;         /* 1: the candidate may be called from several threads at
+                                  once (on distinct outputs): records are pipelined on
+                                  oneTBB. 0: serial, on the calling thread. Default 0. */
+  int32_t run_twice;           /* 1: run the candidate twice per record and compare the
+                                  runs (non-determinism). Default 0. */
+  peat_playback_attrs_mode_t attrs_mode; /* Default PEAT_PLAYBACK_ATTRS_NULL. */
+  const peat_trace_filter_t* filter; /* records to replay: op glob, step range, phase
+                                  (peat_trace_filter_t; copied, with the glob, at create).
+                                  Only op records are ever replayed, whatever filter->kinds
+                                  says beyond the op bit. NULL (default) = every op record. */
+  const peat_signature_config_t* config; /* analyzer settings for every comparison (copied
+                                  at create); NULL (default) = peat_signature_config_init. */
+  uint32_t max_in_flight;      /* pipelined mode: records in flight at once, 1..1024.
+                                  Default 4. */
+  int32_t num_threads;         /* pipelined mode: worker threads, 0 = oneTBB's default,
+                                  >= 0. Default 0. */
+  peat_playback_progress_fn progress; /* NULL (default) = none */
+  void* progress_user;         /* passed to progress */
+} peat_playback_options_t;
+
+/* Fills *options with the defaults above and sets struct_size. NULL-safe. */
+PEAT_API void peat_playback_options_init(peat_playback_options_t* options);
+
+/* Creates a playback over `reader`, which must outlive it (borrowed).
+ * `options` may be NULL (defaults). Errors: NULL reader/out ->
+ * INVALID_ARGUMENT; bad struct_size (options, filter, config) ->
+ * VERSION_MISMATCH; unknown attrs_mode, max_in_flight or num_threads out of
+ * range, filter with unknown phase or kind bits, filter.kinds without the op
+ * bit, bad config fields -> INVALID_ARGUMENT. */
+PEAT_API peat_status_t peat_playback_create(const peat_trace_reader_t* reader,
+                                            const peat_playback_options_t* options,
+                                            peat_playback_t** out_playback);
+
+/* Frees a playback. NULL is a no-op. */
+PEAT_API void peat_playback_destroy(peat_playback_t* playback);
+
+/* Sets the candidate to `fn` (called with `ctx`), replacing any earlier one.
+ * Errors: NULL playback/fn -> INVALID_ARGUMENT. */
+PEAT_API peat_status_t peat_playback_set_candidate(peat_playback_t* playback, peat_kernel_fn fn, void* ctx);
+
+/* Sets the candidate to a kernel loaded from a shared object: `spec` is
+ * "path/to/libx.so:symbol" (split at the last ':'), opened with
+ * dlopen(RTLD_NOW | RTLD_LOCAL) by the same loader as
+ * peat_injector_set_candidate_symbol and kept open until the playback is
+ * destroyed or gets another candidate. Errors: NULL -> INVALID_ARGUMENT;
+ * malformed spec -> INVALID_ARGUMENT; library that cannot be opened or symbol
+ * not found -> NOT_FOUND with dlerror()'s text (the earlier candidate stays). */
+PEAT_API peat_status_t peat_playback_set_candidate_symbol(peat_playback_t* playback, const char* spec,
+                                                          void* ctx);
+
+/* Replays every selected record (clearing the results of an earlier run).
+ * Failures of single records are not errors of the run: they are in the
+ * results. Returns OK when every selected record was processed. Errors: NULL
+ * -> INVALID_ARGUMENT; no candidate set -> BAD_STATE; the progress callback
+ * asked to stop -> CANCELLED (the results of the records processed so far are
+ * kept). */
+PEAT_API peat_status_t peat_playback_run(peat_playback_t* playback);
+
+/* Totals of the last run. */
+typedef struct peat_playback_summary_s {
+  uint32_t struct_size;      /* sizeof(peat_playback_summary_t), set by the caller */
+  int32_t cancelled;         /* 1 when the last run was cancelled */
+  uint64_t selected;         /* op records the filter selects */
+  uint64_t done;             /* records processed (== selected unless cancelled) */
+  uint64_t ok;               /* records compared (status OK) */
+  uint64_t failed;           /* records with another status */
+  uint64_t exact;            /* OK records whose outputs equal golden bit for bit */
+  uint64_t mismatched;       /* OK records with at least one differing element */
+  uint64_t nondeterministic; /* run_twice: OK records whose two runs differ in some bit */
+} peat_playback_summary_t;
+
+/* Fills *out (struct_size set by the caller). Zeros before any run. Errors:
+ * NULL -> INVALID_ARGUMENT; struct_size too small -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_summary(const peat_playback_t* playback, peat_playback_summary_t* out);
+
+/* ---------------------------------------------------------- per record -- */
+
+/* Number of results of the last run (== summary.done), in record order. */
+PEAT_API peat_status_t peat_playback_result_count(const peat_playback_t* playback, uint64_t* out_count);
+
+/* One replayed record. Strings are owned by the playback, never NULL, valid
+ * until the next run or destroy. */
+typedef struct peat_playback_result_s {
+  uint32_t struct_size;   /* sizeof(peat_playback_result_t), set by the caller */
+  peat_status_t status;   /* OK; CALLBACK_FAILED (the candidate returned non-zero);
+                             SHAPE_MISMATCH (it changed an output's shape, dtype or data
+                             pointer); CORRUPT_DATA / IO_ERROR / OUT_OF_MEMORY (the
+                             record's tensors could not be read); UNSUPPORTED (an output
+                             dtype the analyzer does not handle) */
+  uint64_t record;        /* record index in the trace */
+  const char* op;         /* op name */
+  const char* module_path;/* layer ("" when none) */
+  int64_t step;
+  uint64_t call_index;
+  peat_phase_t phase;
+  int32_t deterministic;  /* run_twice and OK: 1 when both runs are equal bit for bit,
+                             0 when they differ; -1 otherwise */
+  uint64_t n_outputs;     /* outputs of the record (signatures per output below) */
+  uint64_t elements;      /* OK: elements compared over all outputs */
+  uint64_t bitwise_mismatches; /* OK: elements differing from golden, over all outputs */
+  uint64_t tolerance_failures; /* OK: elements failing the tolerance, over all outputs */
+  const char* message;    /* "" when OK; else why, naming file, record and op */
+} peat_playback_result_t;
+
+/* Fills *out for result `index` (< result count). Errors: NULL ->
+ * INVALID_ARGUMENT; index out of range -> NOT_FOUND; struct_size too small ->
+ * VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_result(const peat_playback_t* playback, uint64_t index,
+                                            peat_playback_result_t* out);
+
+/* Which comparison a signature describes. */
+typedef int32_t peat_playback_compare_t;
+enum peat_playback_compare_code {
+  PEAT_PLAYBACK_FIRST_VS_GOLDEN = 0,  /* golden = recorded output, candidate = first run */
+  PEAT_PLAYBACK_SECOND_VS_GOLDEN = 1, /* run_twice: golden = recorded, candidate = second run */
+  PEAT_PLAYBACK_SECOND_VS_FIRST = 2   /* run_twice: golden = first run, candidate = second run */
+};
+
+/* The signature of output `output` (< n_outputs) of result `index` for
+ * comparison `which`, into *out (struct_size set by the caller, e.g. by
+ * peat_signature_init). Errors: NULL -> INVALID_ARGUMENT; index or output out
+ * of range, a record that was not compared (status not OK), or a SECOND_*
+ * comparison without run_twice -> NOT_FOUND; unknown `which` ->
+ * INVALID_ARGUMENT; struct_size too small -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_result_signature(const peat_playback_t* playback, uint64_t index,
+                                                      uint64_t output, peat_playback_compare_t which,
+                                                      peat_signature_t* out);
+
+/* ----------------------------------------------------------- aggregates -- */
+
+/* How records are grouped. */
+typedef int32_t peat_playback_group_kind_t;
+enum peat_playback_group_kind_code {
+  PEAT_PLAYBACK_BY_OP = 0,   /* by op name */
+  PEAT_PLAYBACK_BY_LAYER = 1 /* by module path ("" is a group too) */
+};
+
+/* Number of groups of `kind` (in order of first appearance in the trace). */
+PEAT_API peat_status_t peat_playback_group_count(const peat_playback_t* playback, peat_playback_group_kind_t kind,
+                                                 uint64_t* out_count);
+
+/* One group. `name` owned by the playback, valid until the next run. */
+typedef struct peat_playback_group_s {
+  uint32_t struct_size;      /* sizeof(peat_playback_group_t), set by the caller */
+  peat_playback_group_kind_t kind;
+  const char* name;          /* op name or module path */
+  uint64_t records;          /* results in the group */
+  uint64_t ok;               /* of which compared */
+  uint64_t failed;           /* of which not */
+  uint64_t exact;            /* OK and equal to golden bit for bit */
+  uint64_t nondeterministic; /* OK and the two runs differ */
+  uint64_t n_outputs;        /* largest output count of its OK records */
+} peat_playback_group_t;
+
+/* Fills *out for group `index` of `kind`. Errors: NULL -> INVALID_ARGUMENT;
+ * unknown kind -> INVALID_ARGUMENT; index out of range -> NOT_FOUND;
+ * struct_size too small -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_group(const peat_playback_t* playback, peat_playback_group_kind_t kind,
+                                           uint64_t index, peat_playback_group_t* out);
+
+/* The merged signature (peat_signature_merge of every OK record, through the
+ * analyzer's aggregator) of output `output` of group `index`, comparison
+ * `which`. The empty signature when no record contributed. A record whose
+ * signature cannot merge with the group's earlier ones (another golden dtype
+ * or tolerance for that output) is counted in the group but not merged.
+ * Errors: as peat_playback_group; output >= n_outputs, or a SECOND_*
+ * comparison without run_twice -> NOT_FOUND; unknown which ->
+ * INVALID_ARGUMENT; struct_size too small -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* playback,
+                                                     peat_playback_group_kind_t kind, uint64_t index,
+                                                     uint64_t output, peat_playback_compare_t which,
+                                                     peat_signature_t* out);
+
+/* Writes the results as JSON lines to `path`: one object per record
+ * ("type":"record": record, op, layer, phase, step, call, status, message,
+ * deterministic, and per output elements, bitwise_mismatches,
+ * tolerance_failures, new_nonfinite, max_abs_error, max_rel_error, and with
+ * run_twice repeat_mismatches), then one per group ("type":"op" or "layer",
+ * with the counts above and the merged per-output figures). `append` 1 appends
+ * to an existing file, 0 truncates. Errors: NULL -> INVALID_ARGUMENT; the file
+ * cannot be written -> IO_ERROR (NOT_FOUND for a missing directory). */
+PEAT_API peat_status_t peat_playback_write_jsonl(const peat_playback_t* playback, const char* path,
+                                                 int32_t append);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PEAT_PLAYBACK_H */

@@ -1,0 +1,123 @@
+// peat::playback::Playback — replays recorded op invocations of a trace
+// through a candidate kernel and compares with the golden outputs
+// (peat/playback.h). Stages: select (the trace reader's filter) -> load
+// (inputs, golden outputs, attributes) -> candidate (once or twice) ->
+// analyze (peat::analyzer::analyze per output) -> collect (results in record
+// order, per-op and per-layer aggregation with peat::analyzer::Aggregator).
+// Pipelined on oneTBB when the candidate is thread-safe, serial otherwise;
+// the collect stage is serial and in order in both, so results are identical.
+#pragma once
+
+#include <peat/playback.h>
+
+#include "analyzer/aggregator.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace peat::trace {
+class Reader;
+}
+
+namespace peat::playback {
+
+constexpr int kCompares = 3;  // peat_playback_compare_code values
+
+struct Result {
+  peat_status_t status = PEAT_STATUS_OK;
+  uint64_t record = 0;
+  std::string op, module_path, message;
+  int64_t step = 0;
+  uint64_t call_index = 0;
+  peat_phase_t phase = 0;
+  int32_t deterministic = -1;
+  uint64_t n_outputs = 0;
+  uint64_t elements = 0, bitwise_mismatches = 0, tolerance_failures = 0;
+  // Per output: [FIRST_VS_GOLDEN, SECOND_VS_GOLDEN, SECOND_VS_FIRST]; filled when OK.
+  std::vector<std::array<peat_signature_t, kCompares>> signatures;
+};
+
+struct Group {
+  std::string name;
+  uint64_t records = 0, ok = 0, failed = 0, exact = 0, nondeterministic = 0, n_outputs = 0;
+  // One aggregator per output index; its "op" ids are the comparisons
+  // (peat_playback_compare_code values).
+  std::vector<std::unique_ptr<analyzer::Aggregator>> aggregators;
+};
+
+struct Summary {
+  bool cancelled = false;
+  uint64_t selected = 0, done = 0, ok = 0, failed = 0, exact = 0, mismatched = 0, nondeterministic = 0;
+};
+
+class Playback {
+ public:
+  // `options` read at the C boundary; filter and config pointers resolved here
+  // (copied). Throws INVALID_ARGUMENT / VERSION_MISMATCH.
+  Playback(const trace::Reader& reader, const peat_playback_options_t& options);
+  ~Playback();
+  Playback(const Playback&) = delete;
+  Playback& operator=(const Playback&) = delete;
+
+  void set_candidate(peat_kernel_fn fn, void* ctx, std::string origin);
+  void set_candidate_symbol(std::string_view spec, void* ctx);
+
+  // Returns OK or CANCELLED; throws BAD_STATE without a candidate.
+  peat_status_t run();
+
+  const Summary& summary() const noexcept { return summary_; }
+  const std::vector<Result>& results() const noexcept { return results_; }
+  const Result& result(uint64_t index) const;  // throws NOT_FOUND
+  const peat_signature_t& result_signature(uint64_t index, uint64_t output, peat_playback_compare_t which) const;
+
+  uint64_t group_count(peat_playback_group_kind_t kind) const;
+  const Group& group(peat_playback_group_kind_t kind, uint64_t index) const;  // throws
+  peat_signature_t group_signature(peat_playback_group_kind_t kind, uint64_t index, uint64_t output,
+                                   peat_playback_compare_t which) const;
+
+  void write_jsonl(const std::string& path, bool append) const;
+
+  const trace::Reader& reader() const noexcept { return reader_; }
+  bool run_twice() const noexcept { return options_.run_twice != 0; }
+
+  struct Work;  // one record in flight (playback.cpp)
+
+ private:
+  struct Grouping {
+    std::vector<Group> groups;
+    std::unordered_map<std::string, uint32_t> ids;
+  };
+
+  void load(Work& work) const;
+  void execute(Work& work) const;
+  void analyze(Work& work) const;
+  bool collect(Work& work);  // false: cancel
+  void add_to(Grouping& grouping, const std::string& name, const Result& result);
+  const Grouping& grouping(peat_playback_group_kind_t kind) const;
+  void release_library() noexcept;
+
+  const trace::Reader& reader_;
+  peat_playback_options_t options_;
+  peat_trace_filter_t filter_;
+  std::string glob_;
+  peat_signature_config_t config_;
+
+  peat_kernel_fn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  std::string origin_;
+  void* library_ = nullptr;
+
+  std::vector<Result> results_;
+  Summary summary_;
+  Grouping by_op_, by_layer_;
+};
+
+}  // namespace peat::playback
+
+struct peat_playback : peat::playback::Playback {
+  using peat::playback::Playback::Playback;
+};
