@@ -6,7 +6,12 @@
  *   core.h      versions, status codes, last-error message, dtype helpers
  *   backend.h   backend plugin ABI and registry
  *   session.h   the run context: op ids, call counters, step, phase, log
- *   (later objects add their headers below, one per lib/ folder)
+ *   analyzer.h  error signatures, spatial maps, aggregation, outcome comparison
+ *   injector.h  error models, runtime-FI scheduler, candidate dispatch
+ *   trace.h     reading traces (the profiler's files)
+ *   profiler.h  recording a training run into a trace
+ *   detector.h  error-model verdicts from signatures
+ *   playback.h  playback FI: replaying a trace through a candidate kernel
  */
 #ifndef PEAT_PEAT_H
 #define PEAT_PEAT_H
