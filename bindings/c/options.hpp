@@ -6,6 +6,7 @@
 // because we cannot honour fields we do not know.
 #pragma once
 
+#include "barrier.hpp"
 #include "core/error.hpp"
 
 #include <cstdint>
@@ -30,6 +31,16 @@ T read_options(const T* user, std::string_view name, Init init) {
   std::memcpy(&result, user, size);
   result.struct_size = sizeof(T);
   return result;
+}
+
+// Output structs the library fills (record info, results): the caller sets
+// struct_size, which must cover this library's whole struct.
+template <typename T>
+void require_out_struct(const T* out, const char* name) {
+  require_arg(out, name);
+  if (out->struct_size < sizeof(T))
+    fail(PEAT_STATUS_VERSION_MISMATCH, "{}->struct_size is {}; this library needs {} (set it to sizeof)", name,
+         out->struct_size, sizeof(T));
 }
 
 }  // namespace peat

@@ -11,14 +11,6 @@
 
 namespace {
 
-template <typename T>
-void require_struct(const T* out, const char* name) {
-  peat::require_arg(out, name);
-  if (out->struct_size < sizeof(T))
-    peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}->struct_size is {}; this library needs {} (set it to sizeof)", name,
-               out->struct_size, sizeof(T));
-}
-
 peat::playback::Playback& as_playback(peat_playback_t* playback) {
   peat::require_arg(playback, "playback");
   return *playback;
@@ -30,7 +22,7 @@ const peat::playback::Playback& as_playback(const peat_playback_t* playback) {
 }
 
 void copy_signature(const peat_signature_t& from, peat_signature_t* out) {
-  require_struct(out, "out");
+  peat::require_out_struct(out, "out");
   *out = from;  // full size: the caller's struct is at least ours
 }
 
@@ -89,7 +81,7 @@ PEAT_API peat_status_t peat_playback_run(peat_playback_t* playback) {
 PEAT_API peat_status_t peat_playback_summary(const peat_playback_t* playback, peat_playback_summary_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& s = as_playback(playback).summary();
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     const uint32_t size = out->struct_size;
     *out = peat_playback_summary_t{};
     out->struct_size = size;
@@ -116,7 +108,7 @@ PEAT_API peat_status_t peat_playback_result(const peat_playback_t* playback, uin
                                             peat_playback_result_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& p = as_playback(playback);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     const auto& r = p.result(index);
     const uint32_t size = out->struct_size;
     *out = peat_playback_result_t{};
@@ -142,7 +134,7 @@ PEAT_API peat_status_t peat_playback_result_signature(const peat_playback_t* pla
                                                       peat_signature_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& p = as_playback(playback);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     copy_signature(p.result_signature(index, output, which), out);
   });
 }
@@ -160,7 +152,7 @@ PEAT_API peat_status_t peat_playback_group(const peat_playback_t* playback, peat
                                            uint64_t index, peat_playback_group_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& p = as_playback(playback);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     const auto& g = p.group(kind, index);
     const uint32_t size = out->struct_size;
     *out = peat_playback_group_t{};
@@ -182,7 +174,7 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
                                                      peat_signature_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& p = as_playback(playback);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     copy_signature(p.group_signature(kind, index, output, which), out);
   });
 }

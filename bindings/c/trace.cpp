@@ -19,14 +19,6 @@ const peat::trace::Reader& as_reader(const peat_trace_reader_t* reader) {
   return *reader;
 }
 
-template <typename T>
-void require_struct(const T* out, const char* name) {
-  peat::require_arg(out, name);
-  if (out->struct_size < sizeof(T))
-    peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}->struct_size is {}; this library needs {} (set it to sizeof)", name,
-               out->struct_size, sizeof(T));
-}
-
 const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
 
 void check_slot(peat_trace_slot_t slot) {
@@ -71,7 +63,7 @@ PEAT_API peat_status_t peat_trace_recover(const char* path, const peat_trace_rea
   return peat::c_call(__func__, [&] {
     peat::require_arg(path, "path");
     peat::require_arg(out_reader, "out_reader");
-    if (out_recovery) require_struct(out_recovery, "out_recovery");
+    if (out_recovery) peat::require_out_struct(out_recovery, "out_recovery");
     const auto opts = peat::read_options(options, "options", peat_trace_reader_options_init);
     auto reader = std::make_unique<peat_trace_reader>(path, opts, true);
     if (out_recovery) {
@@ -93,7 +85,7 @@ PEAT_API void peat_trace_close(peat_trace_reader_t* reader) { delete reader; }
 PEAT_API peat_status_t peat_trace_run_info(const peat_trace_reader_t* reader, peat_trace_run_info_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& r = as_reader(reader);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     const auto& info = r.run_info();
     const uint32_t size = out->struct_size;
     *out = peat_trace_run_info_t{};
@@ -139,7 +131,7 @@ PEAT_API peat_status_t peat_trace_record_info(const peat_trace_reader_t* reader,
                                               peat_trace_record_info_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& r = as_reader(reader);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     const auto& e = r.entry(index);
     peat_trace_record_info_t info{};
     info.struct_size = out->struct_size;
@@ -255,7 +247,7 @@ PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader,
                                               peat_trace_slot_t slot, uint64_t tensor, peat_trace_tensor_info_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& r = as_reader(reader);
-    require_struct(out, "out");
+    peat::require_out_struct(out, "out");
     check_slot(slot);
     const auto& t = r.tensor(index, slot, tensor);
     peat_trace_tensor_info_t info{};
