@@ -2,7 +2,11 @@
 // checkpoint, replaces the head and finetunes on a shifted label set. Prints loss
 // and accuracy per epoch. Every GEMM goes through one GemmDispatcher: the golden
 // Eigen GEMM, or a candidate kernel ("libx.so:symbol") for the ops selected.
+// With --trace or --fi-candidate, PEAT attaches at the seam (PeatDispatcher):
+// sampled calls, scalars and the checkpoint go into a trace; runtime FI runs a
+// peat_kernel_fn candidate on every N-th call of the ops a glob selects.
 #include "peat_trainer/checkpoint.hpp"
+#include "peat_trainer/peat_dispatcher.hpp"
 #include "peat_trainer/trainer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -40,7 +44,20 @@ int main(int argc, char** argv) {
   app.add_option("--candidate", candidate, "run a candidate GEMM 'path/libx.so:symbol' instead of the golden one");
   app.add_option("--candidate-ops", candidate_ops, "only for ops whose name contains this (default: all ops)");
   app.add_option("--steps-csv", steps_csv, "write the per-step scalars (stage,step,epoch,loss,accuracy,lr) to this CSV file");
+  PeatOptions peat;
+  app.add_option("--trace", peat.trace, "attach PEAT and record a trace (sampled GEMM calls, losses, the checkpoint) to this file");
+  app.add_option("--record-every", peat.record_every, "record every N-th call of each GEMM op")->check(CLI::PositiveNumber);
+  app.add_option("--fi-candidate", peat.fi_candidate, "runtime FI: run this peat_kernel_fn 'libx.so:symbol' (e.g. libpeat_candidates.so:peat_cand_bf16_kernel)");
+  app.add_option("--fi-every", peat.fi_every, "runtime FI on every N-th call of each selected op")->check(CLI::PositiveNumber);
+  app.add_option("--fi-ops", peat.fi_ops, "glob over op names runtime FI applies to");
+  bool attach_idle = false;
+  app.add_flag("--attach", attach_idle, "attach PEAT even without --trace/--fi-candidate (every GEMM through the injector, nothing fires)");
   CLI11_PARSE(app, argc, argv);
+  const bool attach = attach_idle || !peat.trace.empty() || !peat.fi_candidate.empty();
+  if (attach && !candidate.empty()) {
+    std::fprintf(stderr, "peat_train: --candidate and PEAT (--trace/--fi-candidate) are exclusive\n");
+    return 2;
+  }
 
   try {
     DataOptions data_opt;
@@ -57,7 +74,14 @@ int main(int argc, char** argv) {
     GoldenGemm golden(threads);
     GemmDispatcher* dispatcher = &golden;
     std::unique_ptr<CandidateDispatcher> cand;
-    if (!candidate.empty()) {
+    std::unique_ptr<PeatDispatcher> pd;
+    if (attach) {
+      peat.seed = seed;
+      peat.golden_threads = threads;
+      pd = std::make_unique<PeatDispatcher>(peat);
+      pd->attach(*model);
+      dispatcher = pd.get();
+    } else if (!candidate.empty()) {
       const CGemmFn fn = load_c_gemm(candidate);
       cand = std::make_unique<CandidateDispatcher>(
           fn, [candidate_ops](const GemmCall& c) { return candidate_ops.empty() || c.op.find(candidate_ops) != std::string_view::npos; }, &golden);
@@ -79,6 +103,7 @@ int main(int argc, char** argv) {
                      static_cast<long long>(s.step), s.epoch + 1, s.loss, s.accuracy, s.lr);
       };
     }
+    if (pd) pd->hook(trainer);
     trainer.on_epoch = [&](const EpochResult& e) {
       std::printf("%-8s epoch %d  step %5lld  loss %.4f  acc %.4f  test_loss %.4f  test_acc %.4f  %.2f s\n", e.stage.c_str(), e.epoch + 1,
                   static_cast<long long>(e.steps), e.train_loss, e.train_accuracy, e.test.loss, e.test.accuracy, e.seconds);
@@ -94,6 +119,7 @@ int main(int argc, char** argv) {
     const auto t1 = std::chrono::steady_clock::now();
     trainer.fit(train, test, cfg);
     save_checkpoint(checkpoint, model->state());
+    if (pd) pd->checkpoint("pretrain", trainer.step(), model->state());
     std::printf("checkpoint: %s (%zu tensors)\n", checkpoint.c_str(), model->state().size());
 
     if (finetune_epochs > 0) {
@@ -104,6 +130,7 @@ int main(int argc, char** argv) {
       const Dataset ft_train = shift_labels(make_shapes_dataset(finetune_size, seed + 2000003, data_opt), shift);
       const Dataset ft_test = shift_labels(test, shift);
       trainer.set_model(*tuned);
+      if (pd) pd->attach(*tuned);
       const Evaluation before = trainer.evaluate(ft_test);
       std::printf("finetune: labels shifted by %d, new head: test_loss %.4f  test_acc %.4f before finetuning\n", shift, before.loss,
                   before.accuracy);
@@ -120,6 +147,12 @@ int main(int argc, char** argv) {
                 trainer.step() ? 1e3 * train_s / static_cast<double>(trainer.step()) : 0.0);
     if (cand) std::printf(", %lld GEMM calls to the candidate, %lld golden", static_cast<long long>(cand->candidate_calls()),
                           static_cast<long long>(cand->fallback_calls()));
+    if (pd) {
+      pd->close();
+      std::printf(", PEAT: %lld GEMM calls to the candidate, %lld golden, %llu recorded%s%s", static_cast<long long>(pd->candidate_calls()),
+                  static_cast<long long>(pd->golden_calls()), static_cast<unsigned long long>(pd->recorded()),
+                  peat.trace.empty() ? "" : ", trace ", peat.trace.c_str());
+    }
     std::printf("\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "peat_train: %s\n", e.what());
