@@ -9,6 +9,7 @@ from ctypes import byref, c_double, c_int32, c_size_t, c_uint64, c_void_p
 
 from . import _capi
 from ._capi import lib
+from ._handle import OwnsHandle
 from ._tensor import view
 from .errors import check
 
@@ -226,7 +227,7 @@ class SeriesPoint:
     relative_l2: float
 
 
-class Aggregator:
+class Aggregator(OwnsHandle):
     """Per-op accumulation of signatures over calls and steps (peat_aggregator_t)."""
 
     _h = None  # the C handle; None until created, after close
@@ -243,15 +244,6 @@ class Aggregator:
         if self._h:
             lib.peat_aggregator_destroy(self._h)
             self._h = c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def add(self, op: int, step: int, call: int, signature: Signature) -> None:
         check(lib.peat_aggregator_add(self._h, op, step, call, byref(signature.raw)),

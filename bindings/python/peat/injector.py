@@ -7,6 +7,7 @@ from ctypes import byref, c_double, c_int32, c_uint32, c_uint64, c_void_p
 
 from . import _capi
 from ._capi import lib
+from ._handle import ClosesOnExit
 from ._tensor import view
 from .analyzer import Signature
 from .errors import check
@@ -179,7 +180,7 @@ class Firing:
         return dataclasses.asdict(self)
 
 
-class Injector:
+class Injector(ClosesOnExit):
     """The runtime fault injector of a session: policies, decisions, candidates,
     dispatch and the firing log. Use as a context manager, or call close()."""
 
@@ -204,12 +205,6 @@ class Injector:
             self._h = c_void_p()
             if self in self.session._children:
                 self.session._children.remove(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _op(self, op):
         return self.session.intern(op) if isinstance(op, str) else op

@@ -6,6 +6,7 @@ from ctypes import POINTER, byref, c_char_p, c_int32, c_int64, c_uint64, c_void_
 
 from . import _capi
 from ._capi import lib
+from ._handle import ClosesOnExit
 from ._tensor import view
 from .errors import check
 from .session import Session, phase_code
@@ -54,7 +55,7 @@ def _attrs(attrs: dict):
     return arr, keep
 
 
-class Profiler:
+class Profiler(ClosesOnExit):
     """Records op invocations, checkpoints, scalars and step markers of a
     session into a trace file. Use as a context manager (closes the file)."""
 
@@ -97,12 +98,6 @@ class Profiler:
                 lib.peat_profiler_destroy(h)
                 if self in self.session._children:
                     self.session._children.remove(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def add_rule(self, op_glob: str, *, every_n: int = 1, first_k: int = 0, step_begin: int = 0,
                  step_end: int | None = None, record: bool = True) -> None:

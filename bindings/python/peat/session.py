@@ -6,6 +6,7 @@ from ctypes import byref, c_char_p, c_int32, c_int64, c_size_t, c_uint32, c_uint
 
 from . import _capi
 from ._capi import lib
+from ._handle import OwnsHandle
 from .errors import BufferTooSmallError, check
 
 PHASES = {"forward": 0, "backward": 1, "optimizer": 2, "other": 3}
@@ -26,7 +27,7 @@ def _b(s):
     return s.encode() if isinstance(s, str) else s
 
 
-class Session:
+class Session(OwnsHandle):
     """A PEAT session: op-name interning, per-op call counters, step, phase,
     backend, seed and log. Use as a context manager, or call close()."""
 
@@ -54,18 +55,6 @@ class Session:
         if self._h:
             lib.peat_session_destroy(self._h)
             self._h = c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def handle(self):

@@ -7,6 +7,7 @@ from ctypes import byref, c_char_p, c_uint64, c_void_p
 
 from . import _capi
 from ._capi import lib
+from ._handle import OwnsHandle
 from .errors import NotFoundError, check
 from .session import PHASE_NAMES, phase_code
 
@@ -55,7 +56,7 @@ def _str(p) -> str:
     return p.decode() if p else ""
 
 
-class TraceReader:
+class TraceReader(OwnsHandle):
     """A trace file opened for reading. `recover=True` reads a trace whose
     writer was killed (the intact records); `.recovery` then says what was
     found. Use as a context manager, or call close()."""
@@ -90,15 +91,6 @@ class TraceReader:
         if self._h:
             lib.peat_trace_close(self._h)
             self._h = c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def run_info(self) -> dict:
         info = _capi.TraceRunInfo()
