@@ -25,5 +25,6 @@
 #include <peat/profiler.h>
 #include <peat/detector.h>
 #include <peat/playback.h>
+/* object headers: report */
 
 #endif /* PEAT_PEAT_H */
