@@ -374,4 +374,60 @@ PEAT_HD void accumulate_pair(peat_signature_t& s, const PairInfo& p, int64_t ind
   }
 }
 
+
+// Merges the data fields (counts, extrema, sums, moments, histograms) of a
+// partial signature into another. Header fields (dtypes, tolerances, flags)
+// are the caller's: the library checks them before calling this; device
+// kernels merge block partials of one analysis, which share them.
+PEAT_HD void merge_signature_data(peat_signature_t& into, const peat_signature_t& from) {
+  into.count += from.count;
+  into.bitwise_mismatch_count += from.bitwise_mismatch_count;
+  into.value_mismatch_count += from.value_mismatch_count;
+  into.golden_nan_count += from.golden_nan_count;
+  into.golden_inf_count += from.golden_inf_count;
+  into.candidate_nan_count += from.candidate_nan_count;
+  into.candidate_inf_count += from.candidate_inf_count;
+  into.new_nonfinite_count += from.new_nonfinite_count;
+  into.lost_nonfinite_count += from.lost_nonfinite_count;
+  into.sign_flip_count += from.sign_flip_count;
+  into.dropped_count += from.dropped_count;
+  into.spurious_count += from.spurious_count;
+  into.tolerance_fail_count += from.tolerance_fail_count;
+  into.finite_count += from.finite_count;
+  if (from.max_abs_error_index >= 0 &&
+      beats(from.max_abs_error, from.max_abs_error_index, into.max_abs_error, into.max_abs_error_index)) {
+    into.max_abs_error = from.max_abs_error;
+    into.max_abs_error_index = from.max_abs_error_index;
+    into.max_abs_error_golden = from.max_abs_error_golden;
+    into.max_abs_error_candidate = from.max_abs_error_candidate;
+  }
+  if (from.max_rel_error_index >= 0 &&
+      beats(from.max_rel_error, from.max_rel_error_index, into.max_rel_error, into.max_rel_error_index)) {
+    into.max_rel_error = from.max_rel_error;
+    into.max_rel_error_index = from.max_rel_error_index;
+  }
+  into.max_abs_golden = (from.max_abs_golden > into.max_abs_golden ? from.max_abs_golden : into.max_abs_golden);
+  sum_merge(into.sum_error, from.sum_error);
+  sum_merge(into.sum_abs_error, from.sum_abs_error);
+  sum_merge(into.sum_sq_error, from.sum_sq_error);
+  sum_merge(into.sum_sq_golden, from.sum_sq_golden);
+  sum_merge(into.sum_sq_candidate, from.sum_sq_candidate);
+  sum_merge(into.sum_golden_candidate, from.sum_golden_candidate);
+  if (from.ratio_count > 0) {
+    if (into.ratio_count == 0) {
+      into.ratio_min = from.ratio_min;
+      into.ratio_max = from.ratio_max;
+    } else {
+      if (from.ratio_min < into.ratio_min) into.ratio_min = from.ratio_min;
+      if (from.ratio_max > into.ratio_max) into.ratio_max = from.ratio_max;
+    }
+    moments_merge(into.ratio_count, into.ratio_mean, into.ratio_m2, from.ratio_count, from.ratio_mean,
+                      from.ratio_m2);
+  }
+  for (int i = 0; i < PEAT_SIGNATURE_ULP_BUCKETS; ++i) into.ulp_hist[i] += from.ulp_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_REL_BUCKETS; ++i) into.rel_hist[i] += from.rel_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) into.xor_bit_hist[i] += from.xor_bit_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_POPCOUNT_BUCKETS; ++i) into.xor_popcount_hist[i] += from.xor_popcount_hist[i];
+}
+
 }  // namespace peat::hd
