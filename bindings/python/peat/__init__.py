@@ -18,8 +18,11 @@ from . import _capi
 from ._capi import lib, library_path
 from ._tensor import View, view
 from .analyzer import (Aggregator, SeriesPoint, Signature, SpatialMap, analyze,
-                       compare_checkpoints, compare_loss, default_tolerance, make_config)
+                       compare_checkpoints, compare_loss, default_tolerance, make_config,
+                       spatial_map_shape)
 from .backend import Backend, Device
+from .detector import (Detection, Verdict, detect, float_format_name, op_kind_name, op_kind_of,
+                       reduction_length_of)
 from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, CancelledError,
                      CorruptDataError, InternalError, InvalidArgumentError, NotFoundError,
                      OutOfMemoryError, PeatError, PeatIOError, PeatTimeoutError,
@@ -27,6 +30,7 @@ from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, Ca
                      check, error_class)
 from .injector import (Firing, InjectSpec, Injector, Truth, error_model_name, inject,
                        round_value)
+from .playback import Playback, PlaybackCall
 from .profiler import Profiler
 from .session import Session
 from .trace import Record, TensorInfo, TraceReader

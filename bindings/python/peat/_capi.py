@@ -290,6 +290,75 @@ class Firing(Structure):
                 ("rms_error", c_double), ("injected", c_int64)]
 
 
+# ---------------------------------------------------------------- detector --
+DETECT_MAX_VERDICTS, DETECT_EVIDENCE_LINES, DETECT_EVIDENCE_CHARS = 8, 4, 192
+
+
+class DetectContext(Structure):
+    _fields_ = [("struct_size", c_uint32), ("op_kind", c_int32), ("reduction_length", c_int64),
+                ("golden_dtype", DLDataType), ("candidate_dtype", DLDataType),
+                ("unit_roundoff", c_double), ("rounding_slack", c_double),
+                ("map", POINTER(SpatialMap)), ("rerun", POINTER(Signature)),
+                ("reference", POINTER(Signature))]
+
+
+class Verdict(Structure):
+    _fields_ = [("model", c_int32), ("evidence_count", c_int32), ("confidence", c_double),
+                ("bit", c_int32), ("polarity", c_int32), ("lane_period", c_int32),
+                ("lane", c_int32), ("effective_mantissa_bits", c_double),
+                ("nearest_format", c_int32), ("reserved", c_int32), ("alpha", c_double),
+                ("rows_affected", c_int64), ("cols_affected", c_int64),
+                ("tiles_affected", c_int64), ("elements", c_int64), ("first_index", c_int64),
+                ("evidence", (c_char * DETECT_EVIDENCE_CHARS) * DETECT_EVIDENCE_LINES)]
+
+
+class Detection(Structure):
+    _fields_ = [("struct_size", c_uint32), ("verdict_count", c_int32), ("elements", c_uint64),
+                ("mismatches", c_uint64), ("verdicts", Verdict * DETECT_MAX_VERDICTS)]
+
+# ---------------------------------------------------------------- playback --
+
+
+class PlaybackAttrs(Structure):
+    _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32), ("attrs", POINTER(Attr)),
+                ("n_attrs", c_uint64), ("op", c_char_p), ("module_path", c_char_p),
+                ("step", c_int64), ("call_index", c_uint64), ("phase", c_int32),
+                ("run", c_int32)]
+
+
+PROGRESS_FN = CFUNCTYPE(c_int32, c_void_p, c_uint64, c_uint64)
+
+
+class PlaybackOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("thread_safe", c_int32), ("run_twice", c_int32),
+                ("attrs_mode", c_int32), ("filter", POINTER(TraceFilter)),
+                ("config", POINTER(SignatureConfig)), ("max_in_flight", c_uint32),
+                ("num_threads", c_int32), ("progress", PROGRESS_FN),
+                ("progress_user", c_void_p)]
+
+
+class PlaybackSummary(Structure):
+    _fields_ = [("struct_size", c_uint32), ("cancelled", c_int32), ("selected", c_uint64),
+                ("done", c_uint64), ("ok", c_uint64), ("failed", c_uint64),
+                ("exact", c_uint64), ("mismatched", c_uint64),
+                ("nondeterministic", c_uint64)]
+
+
+class PlaybackResult(Structure):
+    _fields_ = [("struct_size", c_uint32), ("status", c_int32), ("record", c_uint64),
+                ("op", c_char_p), ("module_path", c_char_p), ("step", c_int64),
+                ("call_index", c_uint64), ("phase", c_int32), ("deterministic", c_int32),
+                ("n_outputs", c_uint64), ("elements", c_uint64),
+                ("bitwise_mismatches", c_uint64), ("tolerance_failures", c_uint64),
+                ("message", c_char_p)]
+
+
+class PlaybackGroup(Structure):
+    _fields_ = [("struct_size", c_uint32), ("kind", c_int32), ("name", c_char_p),
+                ("records", c_uint64), ("ok", c_uint64), ("failed", c_uint64),
+                ("exact", c_uint64), ("nondeterministic", c_uint64), ("n_outputs", c_uint64)]
+
+
 KERNEL_FN = CFUNCTYPE(c_int32, c_void_p, POINTER(DLTensor), c_int32, POINTER(DLTensor), c_int32,
                       c_void_p)
 
@@ -347,6 +416,9 @@ _PROTOTYPES = {
     "peat_analyze_accumulate": (S, [P(DLTensor), P(DLTensor), P(SignatureConfig), P(Signature),
                                     P(SpatialMap)]),
     "peat_signature_merge": (S, [P(Signature), P(Signature)]),
+    "peat_spatial_map_shape": (S, [P(DLTensor), P(SignatureConfig), P(c_int64), P(c_int64),
+                                   P(c_int64)]),
+    "peat_spatial_map_merge": (S, [P(SpatialMap), P(SpatialMap)]),
     "peat_compare_checkpoints": (S, [P(NamedTensor), c_size_t, P(NamedTensor), c_size_t,
                                      P(SignatureConfig), P(TensorDrift), P(Signature), c_size_t,
                                      P(c_size_t)]),
@@ -383,6 +455,9 @@ _PROTOTYPES = {
     "peat_trace_tensor_count": (S, [c_void_p, c_uint64, c_int32, P(c_uint64)]),
     "peat_trace_tensor_info": (S, [c_void_p, c_uint64, c_int32, c_uint64, P(TraceTensorInfo)]),
     "peat_trace_load_tensor": (S, [c_void_p, c_uint64, c_int32, c_uint64, c_void_p, c_size_t]),
+    "peat_trace_load_tensor_alloc": (S, [c_void_p, c_uint64, c_int32, c_uint64,
+                                         P(P(DLManagedTensor))]),
+    "peat_trace_tensor_free": (None, [P(DLManagedTensor)]),
     "peat_trace_verify": (S, [c_void_p, P(c_uint64)]),
     # profiler.h
     "peat_profiler_options_init": (None, [P(ProfilerOptions)]),
@@ -429,6 +504,30 @@ _PROTOTYPES = {
     "peat_injector_firing_signature": (S, [c_void_p, c_uint64, P(Signature)]),
     "peat_injector_write_log": (S, [c_void_p, c_char_p, c_int32]),
     "peat_action_name": (c_char_p, [c_int32]),
+    # detector.h
+    "peat_detect_context_init": (None, [P(DetectContext)]),
+    "peat_detection_init": (None, [P(Detection)]),
+    "peat_detect": (S, [P(Signature), P(DetectContext), P(Detection)]),
+    "peat_detection_render": (S, [P(Detection), c_int32, c_char_p, c_size_t, P(c_size_t)]),
+    "peat_op_kind_name": (c_char_p, [c_int32]),
+    "peat_float_format_name": (c_char_p, [c_int32]),
+    # playback.h
+    "peat_playback_options_init": (None, [P(PlaybackOptions)]),
+    "peat_playback_create": (S, [c_void_p, P(PlaybackOptions), P(c_void_p)]),
+    "peat_playback_destroy": (None, [c_void_p]),
+    "peat_playback_set_candidate": (S, [c_void_p, KERNEL_FN, c_void_p]),
+    "peat_playback_set_candidate_symbol": (S, [c_void_p, c_char_p, c_void_p]),
+    "peat_playback_run": (S, [c_void_p]),
+    "peat_playback_summary": (S, [c_void_p, P(PlaybackSummary)]),
+    "peat_playback_result_count": (S, [c_void_p, P(c_uint64)]),
+    "peat_playback_result": (S, [c_void_p, c_uint64, P(PlaybackResult)]),
+    "peat_playback_result_signature": (S, [c_void_p, c_uint64, c_uint64, c_int32,
+                                           P(Signature)]),
+    "peat_playback_group_count": (S, [c_void_p, c_int32, P(c_uint64)]),
+    "peat_playback_group": (S, [c_void_p, c_int32, c_uint64, P(PlaybackGroup)]),
+    "peat_playback_group_signature": (S, [c_void_p, c_int32, c_uint64, c_uint64, c_int32,
+                                          P(Signature)]),
+    "peat_playback_write_jsonl": (S, [c_void_p, c_char_p, c_int32]),
 }
 
 # (struct, its init function, extra init arguments): sizes the library reports.
@@ -448,6 +547,9 @@ _SIZE_CHECKS = [
     (InjectTruth, "peat_inject_truth_init", ()),
     (InjectorOptions, "peat_injector_options_init", ()),
     (InjectorPolicy, "peat_injector_policy_init", ()),
+    (DetectContext, "peat_detect_context_init", ()),
+    (Detection, "peat_detection_init", ()),
+    (PlaybackOptions, "peat_playback_options_init", ()),
 ]
 
 

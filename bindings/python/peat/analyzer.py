@@ -158,7 +158,9 @@ class Signature:
 
 @dataclasses.dataclass
 class SpatialMap:
-    """Where the mismatches lie on a rows x cols view (peat_spatial_map_t)."""
+    """Where the mismatches lie on a rows x cols view (peat_spatial_map_t).
+    `raw` is the C map over buffers this object owns, so it can go to
+    peat.detect (REGION, lane periods) and merge()."""
     rows: int
     cols: int
     tile_rows: int
@@ -167,22 +169,68 @@ class SpatialMap:
     col_counts: list
     tile_counts: list
     lane32_counts: list
+    lane64_counts: list
     mismatch_count: int
     first_mismatch: int
     last_mismatch: int
     longest_run: int
     longest_run_start: int
+    raw: _capi.SpatialMap = dataclasses.field(repr=False, compare=False, default=None)
 
     @classmethod
     def from_struct(cls, m: _capi.SpatialMap) -> "SpatialMap":
         grid = m.tile_grid_rows * m.tile_grid_cols
         return cls(m.rows, m.cols, m.tile_rows, m.tile_cols, m.row_counts[:m.rows],
                    m.col_counts[:m.cols], m.tile_counts[:grid], list(m.lane32_counts),
-                   m.mismatch_count, m.first_mismatch, m.last_mismatch, m.longest_run,
-                   m.longest_run_start)
+                   list(m.lane64_counts), m.mismatch_count, m.first_mismatch,
+                   m.last_mismatch, m.longest_run, m.longest_run_start, m)
+
+    def merge(self, other: "SpatialMap") -> "SpatialMap":
+        """A new map: this one merged with `other`, which must have the same
+        geometry and cover the element range right after (or before) this
+        one's (peat_spatial_map_merge)."""
+        dst = _owned_map(self.rows, self.cols, max(len(self.tile_counts), 1))
+        check(lib.peat_spatial_map_merge(byref(dst), byref(self.raw)), "peat_spatial_map_merge")
+        check(lib.peat_spatial_map_merge(byref(dst), byref(other.raw)), "peat_spatial_map_merge")
+        return SpatialMap.from_struct(dst)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "raw"}
+
+    def __del__(self):
+        # The buffers are ours, so this frees nothing; it keeps the C contract
+        # (release every map) should a later library version own storage here.
+        if self.raw is not None:
+            try:
+                lib.peat_spatial_map_release(byref(self.raw))
+            except Exception:
+                pass
+
+
+def _owned_map(rows: int, cols: int, tiles: int) -> _capi.SpatialMap:
+    """An empty C map over caller-owned buffers of the given geometry (kept
+    alive as attributes of the struct object)."""
+    m = _capi.SpatialMap()
+    lib.peat_spatial_map_init(byref(m))
+    m._rows = (c_uint64 * max(rows, 1))()
+    m._cols = (c_uint64 * max(cols, 1))()
+    m._tiles = (c_uint64 * max(tiles, 1))()
+    m.row_counts, m.row_capacity = ctypes.cast(m._rows, ctypes.POINTER(c_uint64)), max(rows, 1)
+    m.col_counts, m.col_capacity = ctypes.cast(m._cols, ctypes.POINTER(c_uint64)), max(cols, 1)
+    m.tile_counts, m.tile_capacity = (ctypes.cast(m._tiles, ctypes.POINTER(c_uint64)),
+                                      max(tiles, 1))
+    return m
+
+
+def spatial_map_shape(golden, **config) -> tuple:
+    """(rows, cols, tiles) of the spatial map peat.analyze would build for
+    `golden` under `config` (peat_spatial_map_shape)."""
+    rows, cols, tiles = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    cfg = make_config(**config)
+    check(lib.peat_spatial_map_shape(view(golden).ref, byref(cfg), byref(rows), byref(cols),
+                                     byref(tiles)), "peat_spatial_map_shape")
+    return rows.value, cols.value, tiles.value
 
 
 def analyze(golden, candidate, *, spatial_map: bool = False, **config):
@@ -197,13 +245,12 @@ def analyze(golden, candidate, *, spatial_map: bool = False, **config):
     if not spatial_map:
         check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), None), "peat_analyze")
         return Signature.from_struct(sig)
-    m = _capi.SpatialMap()
-    lib.peat_spatial_map_init(byref(m))
-    try:
-        check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), byref(m)), "peat_analyze")
-        return Signature.from_struct(sig), SpatialMap.from_struct(m)
-    finally:
-        lib.peat_spatial_map_release(byref(m))
+    rows, cols, tiles = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    check(lib.peat_spatial_map_shape(g.ref, byref(cfg), byref(rows), byref(cols), byref(tiles)),
+          "peat_spatial_map_shape")
+    m = _owned_map(rows.value, cols.value, tiles.value)
+    check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), byref(m)), "peat_analyze")
+    return Signature.from_struct(sig), SpatialMap.from_struct(m)
 
 
 def default_tolerance(dtype: str) -> tuple:

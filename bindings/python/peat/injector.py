@@ -266,20 +266,25 @@ class Injector(ClosesOnExit):
                                        sv.ref if sv else None, byref(t)), "peat_injector_inject")
         return Truth.from_struct(t)
 
-    @staticmethod
-    def _kernel(fn):
+    def _kernel(self, fn):
         """A peat_kernel_fn calling fn(inputs, outputs) with numpy views (bf16:
         torch views); fn writes the outputs in place. An exception or a
-        non-zero int return is a failure (other return values are ignored)."""
+        non-zero int return is a failure (other return values are ignored);
+        an exception's last line goes to the session's log."""
+        session = self.session
+
         def trampoline(ctx, inputs, n_in, outputs, n_out, attrs):
             try:
                 ins = [dl_to_array(inputs[i]) for i in range(n_in)]
                 outs = [dl_to_array(outputs[i]) for i in range(n_out)]
                 rc = fn(ins, outs)
-                return int(rc) if isinstance(rc, int) else 0  # a non-zero int fails
-            except Exception:  # a failing candidate must not unwind through C
-                import traceback
-                traceback.print_exc()
+                return int(rc) if isinstance(rc, int) and not isinstance(rc, bool) else 0
+            except Exception as exc:  # a failing kernel must not unwind through C
+                try:
+                    session.log(f"injector: Python kernel {getattr(fn, '__name__', fn)!s} "
+                                f"raised {exc!r}", "warning")
+                except Exception:
+                    pass
                 return 1
         return _capi.KERNEL_FN(trampoline)
 

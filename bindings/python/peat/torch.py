@@ -84,17 +84,57 @@ def reduction_length(name: str, args) -> int:
 
 
 def _attrs(args) -> dict:
-    """Scalar and int-list arguments as record attributes (arg<i>)."""
-    out = {}
+    """The non-tensor positional arguments as record attributes, so a replay
+    can rebuild the call: arg<i> for ints, floats, int lists and bools (as
+    ints, their positions in "bool_args"); "tensor_args" the positions of the
+    tensor arguments (recorded as the inputs, in order); "none_args" the
+    positions of None arguments. Other arguments (dtypes, tensor lists) are
+    not recorded."""
+    out, tensors, nones, bools = {}, [], [], []
     for i, a in enumerate(args):
-        if isinstance(a, bool) or isinstance(a, int):
+        if isinstance(a, torch.Tensor):
+            tensors.append(i)
+        elif a is None:
+            nones.append(i)
+        elif isinstance(a, bool):
+            out[f"arg{i}"] = int(a)
+            bools.append(i)
+        elif isinstance(a, int):
             out[f"arg{i}"] = int(a)
         elif isinstance(a, float):
             out[f"arg{i}"] = a
-        elif isinstance(a, (list, tuple)) and a and all(isinstance(v, int) and
-                                                         not isinstance(v, bool) for v in a):
-            out[f"arg{i}"] = list(a)
+        elif isinstance(a, (list, tuple)) and all(isinstance(v, int) for v in a):
+            out[f"arg{i}"] = [int(v) for v in a]
+            if a and all(isinstance(v, bool) for v in a):
+                bools.append(i)
+    out["tensor_args"] = tensors
+    if nones:
+        out["none_args"] = nones
+    if bools:
+        out["bool_args"] = bools
     return out
+
+
+def rebuild_args(inputs, attrs: dict) -> list:
+    """The positional arguments of a recorded call: the recorded input tensors
+    at their positions, the recorded attributes (arg<i>) at theirs, None
+    elsewhere. A record without "tensor_args" (written by other tools) gives
+    the inputs alone."""
+    if "tensor_args" not in attrs:
+        return list(inputs)
+    positions = [int(k[3:]) for k in attrs if k.startswith("arg") and k[3:].isdigit()]
+    n = max(positions + list(attrs["tensor_args"]) + list(attrs.get("none_args", [])),
+            default=-1) + 1
+    args = [None] * n
+    for pos, t in zip(attrs["tensor_args"], inputs):
+        args[pos] = t
+    bools = set(attrs.get("bool_args", []))
+    for i in positions:
+        v = attrs[f"arg{i}"]
+        if i in bools:
+            v = [bool(x) for x in v] if isinstance(v, list) else bool(v)
+        args[i] = v
+    return args
 
 
 # ------------------------------------------------------------- candidates --
@@ -324,6 +364,7 @@ class PeatMode(TorchDispatchMode):
         out = func(*args, **kwargs)
         if action != "run_golden":
             out = self._fire(func, args, kwargs, name, op, call, policy, action, packet, out)
+            self._log_firing(self.firings[-1])
         if self.profiler is not None and self.profiler.should_record(op, call):
             ins = [t for t in _tensors(args) if not t.is_sparse] if self.record_inputs else []
             self.profiler.record_op(op, inputs=ins, outputs=_tensors(out), module_path=path,
@@ -364,6 +405,22 @@ class PeatMode(TorchDispatchMode):
                 self._compare(op, call, g, c, k, firing)
                 break
         return cand if action == "run_candidate" else golden
+
+    def _log_firing(self, firing):
+        """Each firing goes to the session's log (peat_session_log): info when
+        it went as planned, warning when the golden result had to be kept."""
+        detail = ""
+        if "truth" in firing:
+            t = firing["truth"]
+            detail = f"; {t['model']} changed {t['changed']} of {t['numel']}"
+        elif firing["signature"] is not None:
+            sig = firing["signature"]
+            detail = (f"; {sig.value_mismatch_count} of {sig.count} differ, max rel "
+                      f"{sig.max_rel_error:.3g}")
+        ok = firing["status"] == "ok"
+        self.session.log(f"peat.torch: {firing['action']} {firing['op']} call {firing['call']} "
+                         f"step {firing['step']} ({firing['phase']}) policy {firing['policy']}: "
+                         f"{firing['status']}{detail}", "info" if ok else "warning")
 
     def _policy_output(self, policy):
         return self.injector.policy_outputs.get(policy, 0)
@@ -419,12 +476,44 @@ def _by_name(sigs: dict) -> dict:
 
 
 def replay_candidate(wrapper=None):
-    """A replay candidate running the recorded aten op on the recorded inputs;
-    `wrapper` (a dispatch-mode candidate such as autocast_candidate(bf16))
-    changes how it runs."""
+    """A replay candidate running the recorded aten op on the recorded inputs
+    and attributes (rebuild_args); `wrapper` (a dispatch-mode candidate such
+    as autocast_candidate(bf16)) changes how it runs."""
     def candidate(packet, inputs, attrs):
         func = getattr(torch.ops.aten, packet).default
+        args = rebuild_args(inputs, attrs)
         if wrapper is None:
-            return func(*inputs)
-        return wrapper(func, tuple(inputs), {})
+            return func(*args)
+        return wrapper(func, tuple(args), {})
+    return candidate
+
+
+def playback_candidate(wrapper=None):
+    """A candidate for peat.Playback (attrs "list") that runs the recorded
+    aten op in torch on the recorded inputs and attributes, under `wrapper`
+    (a dispatch-mode candidate: autocast_candidate(bf16), float64_candidate(),
+    mkldnn_candidate(False), threads_candidate(1), ...; None = the op
+    itself), and writes the outputs the library compares with the recorded
+    golden ones:
+
+        peat.Playback(reader, candidate=pt.playback_candidate(pt.float64_candidate()),
+                      op_glob="*aten::mm").run()
+    """
+    def candidate(inputs, outputs, call):
+        if call is None:
+            raise ValueError("peat: playback_candidate needs attrs mode 'list'")
+        packet = call.op.rsplit("aten::", 1)[-1]
+        func = getattr(torch.ops.aten, packet).default
+        ins = [t if isinstance(t, torch.Tensor) else torch.from_numpy(t) for t in inputs]
+        args = rebuild_args(ins, call.attrs)
+        result = func(*args) if wrapper is None else wrapper(func, tuple(args), {})
+        results = _tensors(result)
+        if len(results) != len(outputs):
+            raise ValueError(f"peat: {call.op} gave {len(results)} outputs, the record has "
+                             f"{len(outputs)}")
+        for out, r in zip(outputs, results):
+            target = out if isinstance(out, torch.Tensor) else torch.from_numpy(out)
+            target.copy_(r.detach())
+        return 0
+    candidate.__name__ = f"playback_{getattr(wrapper, '__name__', 'aten')}"
     return candidate

@@ -56,6 +56,38 @@ def _str(p) -> str:
     return p.decode() if p else ""
 
 
+def attr_value(at: _capi.Attr):
+    """The Python value of a peat_attr_t: int, float, str or list of ints."""
+    if at.type == 0:
+        return at.i
+    if at.type == 1:
+        return at.f
+    if at.type == 2:
+        return _str(at.s)
+    return list(at.ints[:at.n_ints]) if at.n_ints else []
+
+
+def make_filter(*, kinds=None, op_glob: str | None = None, step_min: int | None = None,
+                step_max: int | None = None, phase=None) -> _capi.TraceFilter:
+    """A peat_trace_filter_t: record kinds ("op", "checkpoint", "scalar",
+    "step"), op-name glob, step range, phase. The glob's bytes are kept alive
+    by the returned struct."""
+    f = _capi.TraceFilter()
+    lib.peat_trace_filter_init(byref(f))
+    if kinds:
+        f.kinds = sum(1 << KINDS[k] for k in ([kinds] if isinstance(kinds, str) else kinds))
+    if op_glob is not None:
+        f._glob = op_glob.encode()
+        f.op_glob = f._glob
+    if step_min is not None:
+        f.step_min = step_min
+    if step_max is not None:
+        f.step_max = step_max
+    if phase is not None:
+        f.phase = phase_code(phase)
+    return f
+
+
 class TraceReader(OwnsHandle):
     """A trace file opened for reading. `recover=True` reads a trace whose
     writer was killed (the intact records); `.recovery` then says what was
@@ -127,18 +159,8 @@ class TraceReader(OwnsHandle):
     def records(self, *, kinds=None, op_glob: str | None = None, step_min: int | None = None,
                 step_max: int | None = None, phase=None):
         """Iterates the records a filter selects (peat_trace_next)."""
-        f = _capi.TraceFilter()
-        lib.peat_trace_filter_init(byref(f))
-        if kinds:
-            f.kinds = sum(1 << KINDS[k] for k in ([kinds] if isinstance(kinds, str) else kinds))
-        if op_glob is not None:
-            f.op_glob = op_glob.encode()
-        if step_min is not None:
-            f.step_min = step_min
-        if step_max is not None:
-            f.step_max = step_max
-        if phase is not None:
-            f.phase = phase_code(phase)
+        f = make_filter(kinds=kinds, op_glob=op_glob, step_min=step_min, step_max=step_max,
+                        phase=phase)
         i, out = 0, c_uint64()
         while True:
             status = lib.peat_trace_next(self._h, byref(f), i, byref(out))
@@ -154,7 +176,7 @@ class TraceReader(OwnsHandle):
         for a in range(self.record(index).n_attrs):
             at = _capi.Attr()
             check(lib.peat_trace_attr(self._h, index, a, byref(at)), "peat_trace_attr")
-            out[_str(at.key)] = [at.i, at.f, _str(at.s), list(at.ints[:at.n_ints])][at.type]
+            out[_str(at.key)] = attr_value(at)
         return out
 
     def tensor_count(self, index: int, slot: str = "output") -> int:
@@ -191,8 +213,54 @@ class TraceReader(OwnsHandle):
             return t.view(torch.bfloat16) if info.dtype == "bf16" else t
         return arr
 
+    def load_alloc(self, index: int, slot: str = "output", tensor: int = 0):
+        """As load, into memory the library allocates: a numpy array over it
+        without a copy, freed when the array is garbage-collected."""
+        return _load_alloc(self, index, slot, tensor)
+
     def verify(self) -> int:
         """Decodes and checks every tensor; returns how many were checked."""
         n = c_uint64()
         check(lib.peat_trace_verify(self._h, byref(n)), "peat_trace_verify")
         return n.value
+
+
+class _ManagedArray:
+    """Owns a DLManagedTensor from peat_trace_load_tensor_alloc and exposes it
+    to numpy (__array_interface__); frees it (peat_trace_tensor_free) when the
+    last array over it is gone."""
+
+    _TYPESTR = {(2, 16): "<f2", (2, 32): "<f4", (2, 64): "<f8", (4, 16): "<i2",
+                (0, 8): "|i1", (0, 16): "<i2", (0, 32): "<i4", (0, 64): "<i8", (1, 8): "|u1"}
+
+    def __init__(self, managed):
+        self._managed = managed
+        dl = managed.contents.dl_tensor
+        shape = tuple(dl.shape[:dl.ndim])
+        self.bf16 = dl.dtype.code == _capi.kDLBfloat
+        self.__array_interface__ = {
+            "shape": shape, "typestr": self._TYPESTR[(dl.dtype.code, dl.dtype.bits)],
+            "data": ((dl.data or 0) + dl.byte_offset, False), "strides": None, "version": 3}
+
+    def __del__(self):
+        if self._managed:
+            lib.peat_trace_tensor_free(self._managed)
+            self._managed = None
+
+
+def _load_alloc(reader: TraceReader, index: int, slot: str = "output", tensor: int = 0):
+    """Decodes a recorded tensor into memory the library allocates
+    (peat_trace_load_tensor_alloc) and returns a numpy array over that memory,
+    without a copy (bf16: a torch bfloat16 tensor over it). The memory is
+    freed with peat_trace_tensor_free once the array is garbage-collected."""
+    import numpy as np
+    out = ctypes.POINTER(_capi.DLManagedTensor)()
+    check(lib.peat_trace_load_tensor_alloc(reader._h, index, SLOTS[slot], tensor, byref(out)),
+          "peat_trace_load_tensor_alloc")
+    owner = _ManagedArray(out)
+    arr = np.asarray(owner)
+    if owner.bf16:
+        import torch
+        return torch.from_numpy(arr).view(torch.bfloat16)
+    return arr
+

@@ -1,0 +1,351 @@
+"""Playback: replay recorded op calls of a trace through a candidate and
+compare with the recorded golden outputs (peat/playback.h).
+
+    with peat.TraceReader("run.peat") as r, \\
+            peat.Playback(r, candidate=my_kernel, op_glob="*aten::mm") as pb:
+        summary = pb.run()
+        for op, sig in pb.signatures().items():
+            print(op, pb.detect()[op].top.model)
+
+A candidate is either a Python callable candidate(inputs, outputs, call) —
+inputs and outputs are numpy arrays over the library's buffers (bf16: torch
+bfloat16 tensors), the outputs written in place; `call` a PlaybackCall naming
+the record (op, module path, step, call index, phase, attributes, run) — or a
+"path/libx.so:symbol" string naming a peat_kernel_fn in a shared object.
+peat.torch.playback_candidate() makes a torch one.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import traceback
+from ctypes import byref, c_uint64, c_void_p
+
+from . import _capi
+from ._capi import lib
+from ._handle import OwnsHandle
+from .analyzer import Signature, make_config
+from .errors import CancelledError, check, error_class
+from .injector import dl_to_array
+from .session import PHASE_NAMES
+from .trace import attr_value, make_filter
+
+ATTRS_MODES = {"list": 0, "null": 1}
+GROUP_KINDS = {"op": 0, "layer": 1}
+COMPARISONS = {"first_vs_golden": 0, "second_vs_golden": 1, "second_vs_first": 2}
+
+
+@dataclasses.dataclass
+class PlaybackCall:
+    """What a Python candidate learns about the record it replays
+    (peat_playback_attrs_t, attrs mode "list")."""
+    op: str
+    module_path: str
+    step: int
+    call_index: int
+    phase: str
+    run: int
+    attrs: dict
+
+
+@dataclasses.dataclass
+class Summary:
+    """Totals of the last run (peat_playback_summary_t)."""
+    cancelled: bool
+    selected: int
+    done: int
+    ok: int
+    failed: int
+    exact: int
+    mismatched: int
+    nondeterministic: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Result:
+    """One replayed record (peat_playback_result_t); `status` is the status
+    name ("OK", "CALLBACK_FAILED", ...), `message` says why it failed."""
+    index: int
+    status: str
+    status_code: int
+    record: int
+    op: str
+    module_path: str
+    step: int
+    call_index: int
+    phase: str
+    deterministic: int
+    n_outputs: int
+    elements: int
+    bitwise_mismatches: int
+    tolerance_failures: int
+    message: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Group:
+    """Records grouped by op name or by layer (peat_playback_group_t)."""
+    index: int
+    kind: str
+    name: str
+    records: int
+    ok: int
+    failed: int
+    exact: int
+    nondeterministic: int
+    n_outputs: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _status_name(code: int) -> str:
+    return lib.peat_status_string(code).decode()
+
+
+class Playback(OwnsHandle):
+    """A playback over a peat.TraceReader (which must stay open while this
+    object is used).
+
+    candidate:    a Python callable or "path/libx.so:symbol" (or set later
+                  with set_candidate / set_candidate_symbol).
+    op_glob, step_min, step_max, phase: the records to replay (op records only).
+    attrs:        "list" (the candidate gets a PlaybackCall; default for a
+                  Python candidate) or "null" (attrs NULL; default for a
+                  shared object, e.g. the GEMM kernels of examples/candidates).
+    thread_safe:  the candidate may run on several threads at once (pipelined
+                  on oneTBB); a Python candidate then still holds the GIL.
+    run_twice:    run the candidate twice per record (non-determinism).
+    progress:     progress(done, total) after each record; returning False
+                  cancels the run (as does cancel()).
+    config:       analyzer settings (peat.make_config keywords, e.g. rtol).
+    session:      a peat.Session whose log receives candidate failures.
+    """
+
+    _h = None  # the C handle; None until created, after close
+
+    def __init__(self, reader, *, candidate=None, op_glob: str | None = None,
+                 step_min: int | None = None, step_max: int | None = None, phase=None,
+                 attrs: str | None = None, thread_safe: bool = False, run_twice: bool = False,
+                 max_in_flight: int = 4, num_threads: int = 0, progress=None,
+                 config: dict | None = None, session=None):
+        if attrs is None:
+            attrs = "null" if isinstance(candidate, str) else "list"
+        opts = _capi.PlaybackOptions()
+        lib.peat_playback_options_init(byref(opts))
+        opts.thread_safe, opts.run_twice = int(thread_safe), int(run_twice)
+        opts.attrs_mode = ATTRS_MODES[attrs]
+        opts.max_in_flight, opts.num_threads = max_in_flight, num_threads
+        self._filter = make_filter(kinds="op", op_glob=op_glob, step_min=step_min,
+                                   step_max=step_max, phase=phase)
+        opts.filter = ctypes.pointer(self._filter)
+        self._config = make_config(**(config or {}))
+        opts.config = ctypes.pointer(self._config)
+        self._progress_user = progress
+        self._cancel = False
+        self._progress = _capi.PROGRESS_FN(self._on_progress)
+        opts.progress = self._progress
+        self.reader = reader  # borrowed by the C playback: keep it alive
+        self.session = session
+        self.attrs_mode = attrs
+        self.candidate_errors = []  # (op, step, call, traceback text) of failed Python calls
+        self._kernel = None
+        handle = c_void_p()
+        check(lib.peat_playback_create(reader._h, byref(opts), byref(handle)),
+              "peat_playback_create")
+        self._h = handle
+        if isinstance(candidate, str):
+            self.set_candidate_symbol(candidate)
+        elif candidate is not None:
+            self.set_candidate(candidate)
+
+    def close(self) -> None:
+        if self._h:
+            lib.peat_playback_destroy(self._h)
+            self._h = c_void_p()
+
+    # -- candidates --
+    def set_candidate(self, fn) -> None:
+        """A Python candidate fn(inputs, outputs, call) (see the module doc);
+        an exception or a non-zero int return fails the record
+        (CALLBACK_FAILED), the run goes on."""
+        list_mode = self.attrs_mode == "list"
+
+        def trampoline(ctx, inputs, n_in, outputs, n_out, attrs):
+            call = None
+            try:
+                if list_mode and attrs:
+                    a = ctypes.cast(attrs, ctypes.POINTER(_capi.PlaybackAttrs)).contents
+                    call = PlaybackCall(
+                        a.op.decode() if a.op else "",
+                        a.module_path.decode() if a.module_path else "", a.step,
+                        a.call_index, PHASE_NAMES.get(a.phase, str(a.phase)), a.run,
+                        {(a.attrs[i].key or b"").decode(): attr_value(a.attrs[i])
+                         for i in range(a.n_attrs)})
+                ins = [dl_to_array(inputs[i]) for i in range(n_in)]
+                outs = [dl_to_array(outputs[i]) for i in range(n_out)]
+                rc = fn(ins, outs, call)
+                return int(rc) if isinstance(rc, int) and not isinstance(rc, bool) else 0
+            except Exception:  # must not unwind through C: the record fails instead
+                text = traceback.format_exc()
+                where = (call.op, call.step, call.call_index) if call else ("?", -1, 0)
+                self.candidate_errors.append((*where, text))
+                if self.session is not None:
+                    self.session.log(f"playback: candidate failed on {where[0]} step {where[1]} "
+                                     f"call {where[2]}: {text.strip().splitlines()[-1]}",
+                                     "warning")
+                return 1
+        kernel = _capi.KERNEL_FN(trampoline)
+        check(lib.peat_playback_set_candidate(self._h, kernel, None),
+              "peat_playback_set_candidate")
+        self._kernel = kernel  # the library calls it until replaced or destroyed
+
+    def set_candidate_symbol(self, spec: str) -> None:
+        """A C candidate "path/libx.so:symbol" (a peat_kernel_fn)."""
+        check(lib.peat_playback_set_candidate_symbol(self._h, spec.encode(), None),
+              "peat_playback_set_candidate_symbol")
+        self._kernel = None
+
+    # -- running --
+    def _on_progress(self, user, done, total):
+        try:
+            if self._progress_user is not None and self._progress_user(done, total) is False:
+                self._cancel = True
+        except Exception:
+            self._cancel = True
+        return 1 if self._cancel else 0
+
+    def cancel(self) -> None:
+        """Asks a running run() to stop after the current record (from the
+        candidate, the progress callback or another thread)."""
+        self._cancel = True
+
+    def run(self) -> Summary:
+        """Replays every selected record; returns the summary. A cancelled run
+        returns its summary with cancelled=True (the results so far are kept);
+        other failures raise."""
+        self._cancel = False
+        self.candidate_errors = []
+        status = lib.peat_playback_run(self._h)
+        if status != CancelledError.status:
+            check(status, "peat_playback_run")
+        return self.summary()
+
+    def summary(self) -> Summary:
+        s = _capi.PlaybackSummary()
+        s.struct_size = ctypes.sizeof(s)
+        check(lib.peat_playback_summary(self._h, byref(s)), "peat_playback_summary")
+        return Summary(bool(s.cancelled), s.selected, s.done, s.ok, s.failed, s.exact,
+                       s.mismatched, s.nondeterministic)
+
+    # -- per record --
+    def __len__(self) -> int:
+        n = c_uint64()
+        check(lib.peat_playback_result_count(self._h, byref(n)), "peat_playback_result_count")
+        return n.value
+
+    def result(self, index: int) -> Result:
+        r = _capi.PlaybackResult()
+        r.struct_size = ctypes.sizeof(r)
+        check(lib.peat_playback_result(self._h, index, byref(r)), "peat_playback_result")
+        dec = lambda p: p.decode("utf-8", "replace") if p else ""  # noqa: E731
+        return Result(index, _status_name(r.status), r.status, r.record, dec(r.op),
+                      dec(r.module_path), r.step, r.call_index,
+                      PHASE_NAMES.get(r.phase, str(r.phase)), r.deterministic, r.n_outputs,
+                      r.elements, r.bitwise_mismatches, r.tolerance_failures, dec(r.message))
+
+    def results(self) -> list:
+        return [self.result(i) for i in range(len(self))]
+
+    def result_signature(self, index: int, output: int = 0,
+                         which: str = "first_vs_golden") -> Signature:
+        s = _capi.Signature()
+        lib.peat_signature_init(byref(s))
+        check(lib.peat_playback_result_signature(self._h, index, output, COMPARISONS[which],
+                                                 byref(s)), "peat_playback_result_signature")
+        return Signature.from_struct(s)
+
+    # -- aggregates --
+    def groups(self, by: str = "op") -> list:
+        n = c_uint64()
+        check(lib.peat_playback_group_count(self._h, GROUP_KINDS[by], byref(n)),
+              "peat_playback_group_count")
+        out = []
+        for i in range(n.value):
+            g = _capi.PlaybackGroup()
+            g.struct_size = ctypes.sizeof(g)
+            check(lib.peat_playback_group(self._h, GROUP_KINDS[by], i, byref(g)),
+                  "peat_playback_group")
+            out.append(Group(i, by, g.name.decode() if g.name else "", g.records, g.ok,
+                             g.failed, g.exact, g.nondeterministic, g.n_outputs))
+        return out
+
+    def group_signature(self, index: int, by: str = "op", output: int = 0,
+                        which: str = "first_vs_golden") -> Signature:
+        s = _capi.Signature()
+        lib.peat_signature_init(byref(s))
+        check(lib.peat_playback_group_signature(self._h, GROUP_KINDS[by], index, output,
+                                                COMPARISONS[which], byref(s)),
+              "peat_playback_group_signature")
+        return Signature.from_struct(s)
+
+    def signatures(self, by: str = "op", output: int = 0,
+                   which: str = "first_vs_golden") -> dict:
+        """{group name: merged Signature} of the groups with compared records."""
+        out = {}
+        for g in self.groups(by):
+            if g.ok and output < g.n_outputs:
+                sig = self.group_signature(g.index, by, output, which)
+                if sig.count:
+                    out[g.name] = sig
+        return out
+
+    def reduction_lengths(self) -> dict:
+        """{op name: K} of the replayed GEMM / convolution records, from the
+        recorded input shapes; the largest K when an op's calls differ (e.g.
+        the two mm of a linear layer's backward), whose rounding bound covers
+        the smaller ones."""
+        from .detector import reduction_length_of
+        out = {}
+        for r in self.results():
+            n = self.reader.tensor_count(r.record, "input")
+            shapes = [self.reader.tensor_info(r.record, "input", i).shape for i in range(n)]
+            out[r.op] = max(out.get(r.op, 0), reduction_length_of(r.op, shapes))
+        return out
+
+    def detect(self, by: str = "op", output: int = 0, which: str = "first_vs_golden",
+               **context) -> dict:
+        """{group name: peat.Detection} of the merged signatures (see
+        peat.detect for `context`). By op, the op kind ("gemm", "conv") and
+        the reduction length K follow from the op name and the recorded input
+        shapes unless given; ops without a known K get the elementwise
+        allowance ("unknown")."""
+        from .detector import detect, op_kind_of
+        ks = self.reduction_lengths() if by == "op" and "reduction_length" not in context else {}
+        out = {}
+        for name, sig in self.signatures(by, output, which).items():
+            ctx = dict(context)
+            if by == "op":
+                ctx.setdefault("reduction_length", ks.get(name, 0))
+                ctx.setdefault("op_kind", op_kind_of(name))
+                if ctx["op_kind"] in ("gemm", "conv") and ctx["reduction_length"] <= 0 \
+                        and sig.reduction_length <= 0:
+                    ctx["op_kind"] = "unknown"
+            out[name] = detect(sig, **ctx)
+        return out
+
+    def write_jsonl(self, path, append: bool = False) -> None:
+        """The results as JSON lines (records, then groups)."""
+        check(lib.peat_playback_write_jsonl(self._h, str(path).encode(), int(append)),
+              "peat_playback_write_jsonl")
+
+
+def status_error(code: int) -> type:
+    """The exception class of a result's status code."""
+    return error_class(code)
