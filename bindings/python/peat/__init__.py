@@ -18,7 +18,8 @@ from . import _capi
 from ._capi import lib, library_path
 from ._tensor import View, view
 from .analyzer import (Aggregator, SeriesPoint, Signature, SpatialMap, analyze,
-                       compare_checkpoints, compare_loss, default_tolerance, make_config,
+                       analyze_accumulate, compare_checkpoints, compare_loss,
+                       default_tolerance, empty_spatial_map, make_config,
                        spatial_map_shape)
 from .backend import Backend, Device
 from .detector import (Detection, Verdict, detect, float_format_name, op_kind_name, op_kind_of,
@@ -28,8 +29,8 @@ from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, Ca
                      OutOfMemoryError, PeatError, PeatIOError, PeatTimeoutError,
                      ShapeMismatchError, UnavailableError, UnsupportedError, VersionMismatchError,
                      check, error_class)
-from .injector import (Firing, InjectSpec, Injector, Truth, error_model_name, inject,
-                       round_value)
+from .injector import (Firing, InjectSpec, Injector, Truth, action_name, error_model_name,
+                       inject, round_value)
 from .playback import Playback, PlaybackCall
 from .profiler import Profiler
 from .session import Session
@@ -65,6 +66,21 @@ def dtype_name(dtype) -> str:
     if isinstance(dtype, str):
         dtype = dtype_from_name(dtype)
     return lib.peat_dtype_name(dtype).decode()
+
+
+def last_error_message() -> str:
+    """The message of this thread's last failed call ("" when none)."""
+    return lib.peat_last_error_message().decode("utf-8", "replace")
+
+
+def clear_last_error() -> None:
+    """Clears this thread's last-error message."""
+    lib.peat_clear_last_error()
+
+
+def dtype_is_supported_float(name: str) -> bool:
+    """True for the float dtypes the analyzer and injector handle (f16, bf16, f32, f64)."""
+    return bool(lib.peat_dtype_is_supported_float(dtype_from_name(name)))
 
 
 def dtype_size(name: str) -> int:

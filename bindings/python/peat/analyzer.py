@@ -253,6 +253,37 @@ def analyze(golden, candidate, *, spatial_map: bool = False, **config):
     return Signature.from_struct(sig), SpatialMap.from_struct(m)
 
 
+def analyze_accumulate(golden, candidate, signature: Signature | None = None,
+                       spatial_map: SpatialMap | None = None, **config):
+    """Analyzes one piece of a larger output and merges it into `signature`
+    (a new Signature is returned; `signature` itself is left as it was) and,
+    when given, into `spatial_map` in place (same geometry; set index_base
+    in `config` to the piece's first element index). Returns the merged
+    Signature, or (Signature, SpatialMap) when a map is given
+    (peat_analyze_accumulate)."""
+    g, c = view(golden), view(candidate)
+    cfg = make_config(**config)
+    sig = _capi.Signature()
+    if signature is None:
+        lib.peat_signature_init(byref(sig))
+    else:
+        ctypes.pointer(sig)[0] = signature.raw
+    raw_map = spatial_map.raw if spatial_map is not None else None
+    check(lib.peat_analyze_accumulate(g.ref, c.ref, byref(cfg), byref(sig),
+                                      byref(raw_map) if raw_map is not None else None),
+          "peat_analyze_accumulate")
+    if spatial_map is None:
+        return Signature.from_struct(sig)
+    return Signature.from_struct(sig), SpatialMap.from_struct(raw_map)
+
+
+def empty_spatial_map(golden, **config) -> SpatialMap:
+    """An empty map with the geometry peat.analyze would give `golden` under
+    `config`, for analyze_accumulate over pieces of a larger output."""
+    rows, cols, tiles = spatial_map_shape(golden, **config)
+    return SpatialMap.from_struct(_owned_map(rows, cols, tiles))
+
+
 def default_tolerance(dtype: str) -> tuple:
     """(rtol, atol) of a dtype name, those of torch.testing.assert_close."""
     from . import dtype_from_name

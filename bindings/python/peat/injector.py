@@ -34,6 +34,11 @@ def error_model_name(model: int) -> str:
     return lib.peat_error_model_name(model).decode()
 
 
+def action_name(action: int) -> str:
+    """The library's name of a peat_action_t code ("run_golden", ...)."""
+    return lib.peat_action_name(action).decode()
+
+
 class InjectSpec:
     """An error model (peat_inject_spec_t): InjectSpec("bitflip", bit=30,
     elements=[5]); enum fields take their lower-case names ("exponent",

@@ -334,6 +334,19 @@ class PeatMode(TorchDispatchMode):
         entry per K, named "<op name> K=<k>"."""
         return _by_name({key: self.aggregator.signature(i) for key, i in self._agg_ids.items()})
 
+    def detect(self, **context) -> dict:
+        """{op name: peat.Detection} of signatures(): the Detector's verdicts
+        on each op's merged (golden, candidate) pairs, with the op kind from
+        the aten op and K from the calls (see peat.detect for `context`)."""
+        from .detector import detect, op_kind_of
+        out = {}
+        for name, sig in self.signatures().items():
+            kind = op_kind_of(name.split(" K=")[0])
+            if kind in ("gemm", "conv") and sig.reduction_length <= 0:
+                kind = "unknown"
+            out[name] = detect(sig, **{"op_kind": kind, **context})
+        return out
+
     # -- the hook --
     def _candidate(self, name):
         if name not in self._candidate_cache:
