@@ -3,19 +3,27 @@
 run under PEAT's dispatch mode:
 
  1. pretraining with a golden trace (every 5th call of each op recorded, and
-    the loss), then a checkpoint; the recorded classifier GEMMs are played
-    back against a float64 and a bf16 candidate;
+    the loss), then a checkpoint; the recorded GEMMs and convolutions are
+    played back through the library's Playback against candidates written in
+    torch (float64, bf16, an injected exponent bit flip) and, when
+    libpeat_candidates.so is given, a C kernel loaded from it; the Detector
+    names the error model of each (verdict table);
  2. finetuning from that checkpoint several times: golden, a bf16 candidate
     for the convolutions compared in the shadow of the golden ones (run_both),
     and runtime FI (one exponent bit flip in the classifier's output) at
-    several frequencies; each prints the per-op signatures and the training
-    impact against the golden finetuning (peat.compare_loss).
+    several frequencies; each prints its firings (counted by the session's
+    log), the Detector's verdict on them, the per-op signatures and the
+    training impact against the golden finetuning (peat.compare_loss).
+
+The default run takes well under a minute on two cores; --pretrain-steps and
+--finetune-steps make it longer.
 
     PEAT_LIBRARY=build/lib/libpeat.so PYTHONPATH=bindings/python \
         /usr/bin/python3 examples/python/vision_digits.py --out /tmp/digits
 """
 import argparse
 import copy
+import os
 import pathlib
 
 import torch
@@ -67,12 +75,53 @@ def accuracy(model, x, y):
         return (model(x).argmax(1) == y).float().mean().item()
 
 
+def flipped_candidate(inputs, outputs, call):
+    """The recorded op in torch, then one exponent bit of one output element
+    flipped (the Philox stream keyed by step and call)."""
+    pt.playback_candidate()(inputs, outputs, call)
+    peat.inject(peat.InjectSpec("bitflip", field="exponent", count=1), outputs[0],
+                seed=call.step, call=call.call_index)
+
+
+def print_playback_verdicts(reader, candidates_library):
+    """Plays the recorded GEMMs and forward convolutions back against each
+    candidate (peat.Playback) and prints the Detector's verdicts."""
+    rows = []
+    gemm_conv = "*aten::[ac]*[mn]"  # addmm, convolution (forward)
+    for label, cand, glob in (
+            ("float64", pt.playback_candidate(pt.float64_candidate()), gemm_conv),
+            ("bf16 autocast", pt.playback_candidate(pt.autocast_candidate(torch.bfloat16)),
+             gemm_conv),
+            ("oneDNN off", pt.playback_candidate(pt.mkldnn_candidate(False)),
+             "*aten::convolution")):
+        with peat.Playback(reader, candidate=cand, op_glob=glob) as pb:
+            pb.run()
+            rows += [(label, op, det) for op, det in pb.detect().items()]
+    print(peat.verdict_table(rows, title="playback verdicts (merged over the recorded calls):"))
+    # judged record by record: the backward mm of fc (grad input K=10, grad
+    # weight K=64, of different scales) in C kernels, and one flipped
+    # exponent bit per forward convolution
+    runs = [("exponent bit flip", flipped_candidate, "*aten::convolution")]
+    if candidates_library:
+        runs += [(symbol, f"{candidates_library}:{symbol}", "*aten::mm")
+                 for symbol in ("peat_cand_bf16_kernel", "peat_cand_blocked_kernel")]
+    print("playback verdicts (record by record):")
+    for label, cand, glob in runs:
+        with peat.Playback(reader, candidate=cand, op_glob=glob) as pb:
+            pb.run()
+            for op, counts in pb.record_verdicts().items():
+                print(f"  {label:24s} {op:34s} " +
+                      ", ".join(f"{m} x{n}" for m, n in sorted(counts.items())))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="digits-out", help="folder for the trace and logs")
     ap.add_argument("--pretrain-steps", type=int, default=60)
     ap.add_argument("--finetune-steps", type=int, default=30)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--candidates", default=os.environ.get("PEAT_CANDIDATES_LIBRARY", ""),
+                    help="libpeat_candidates.so (examples/candidates) for C candidates")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -100,13 +149,7 @@ def main():
         ops = sorted({rec.name for rec in r.records(kinds="op")})
         size = (out / "pretrain.peat").stat().st_size / 1e6
         print(f"  trace: {len(r)} records, {size:.2f} MB, ops: {', '.join(ops)}")
-        # play the recorded classifier GEMMs back against candidates
-        for label, cand in (("float64", pt.float64_candidate()),
-                            ("bf16", pt.autocast_candidate(torch.bfloat16))):
-            for op, sig in pt.replay(r, "fc/aten::*mm", pt.replay_candidate(cand)).items():
-                print(f"  replay {label:8s} {op:22s} pairs {sig.count:7d}  max rel "
-                      f"{sig.max_rel_error:.3g}  median mantissa bits "
-                      f"{sig.effective_mantissa_bits(0.5):.0f}")
+        print_playback_verdicts(r, args.candidates)
     checkpoint = copy.deepcopy(model.state_dict())
 
     # 2. finetuning from the checkpoint, golden and with candidates / FI
@@ -120,7 +163,9 @@ def main():
             with mode:
                 fl = train(m, x_train, y_train, args.finetune_steps, args.batch, mode)
             sigs, firings = mode.signatures(), list(mode.firings)
+            logged = sum(1 for _, msg in s.logs() if msg.startswith("peat.torch: "))
             mode.close()
+        assert logged == len(firings)  # every firing went to the session's log
         return fl, accuracy(m, x_test, y_test), sigs, firings
 
     golden, golden_acc, _, _ = finetune("golden", lambda m: None)
@@ -130,19 +175,30 @@ def main():
         mode.set_candidate("*aten::convolution", pt.autocast_candidate(torch.bfloat16))
         mode.injector.add_policy("*aten::convolution", "run_both", every_n=3)
 
-    runs = [("bf16 conv (run_both)", bf16_convs)]
+    runs = [("bf16 conv (run_both)", bf16_convs, None)]
     for every_n in (20, 5, 1):
         def fi(mode, every_n=every_n):
             mode.injector.add_policy(
                 "fc/aten::addmm", "inject", every_n=every_n,
                 spec=peat.InjectSpec("bitflip", field="exponent", count=1))
-        runs.append((f"exponent bit flip in fc every {every_n}", fi))
-    for name, setup in runs:
+        # fc's addmm runs once per step (forward): calls 0, n, 2n, ... fire
+        expected = (args.finetune_steps + every_n - 1) // every_n
+        runs.append((f"exponent bit flip in fc every {every_n}", fi, expected))
+    for name, setup, expected in runs:
         fl, acc, sigs, firings = finetune(name, setup)
         impact = peat.compare_loss(golden, fl, band_rel=0.05, window=3, patience=2)
-        print(f"{name}: {len(firings)} firings, final loss {fl[-1]:.4f} "
-              f"(golden {golden[-1]:.4f}), test accuracy {acc:.3f}, max divergence "
-              f"{impact['max_divergence']}, first step beyond the band "
+        verdicts = {}
+        for f in firings:
+            if f["signature"] is not None:
+                kind = peat.op_kind_of(f["op"])
+                model = peat.detect(f["signature"], op_kind=kind).top.model
+                verdicts[model] = verdicts.get(model, 0) + 1
+        count = f"{len(firings)} firings" + (f" (expected {expected})" if expected is not None
+                                             else "")
+        print(f"{name}: {count}, verdicts "
+              f"{', '.join(f'{m} x{n}' for m, n in sorted(verdicts.items())) or '-'}; "
+              f"final loss {fl[-1]:.4f} (golden {golden[-1]:.4f}), test accuracy {acc:.3f}, "
+              f"max divergence {impact['max_divergence']:.3g}, first step beyond the band "
               f"{impact['first_beyond_step']}")
         for op, sig in sigs.items():
             print(f"    {op:28s} pairs {sig.count:8d}  max rel {sig.max_rel_error:.3g}  "

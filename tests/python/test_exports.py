@@ -1,6 +1,7 @@
 """Every function libpeat exports is wrapped by the Python package (or listed,
 with the reason, as making no sense in Python), and every wrapped function
 has a ctypes prototype."""
+import functools
 import pathlib
 import re
 import shutil
@@ -22,7 +23,8 @@ NOT_WRAPPED = {
 }
 
 
-def exported_functions() -> set:
+@functools.lru_cache(maxsize=None)
+def exported_functions() -> frozenset:
     """The defined function symbols of the loaded library (nm -D)."""
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) not installed")
@@ -33,7 +35,7 @@ def exported_functions() -> set:
         parts = line.split()
         if len(parts) == 3 and parts[1] in ("T", "t", "W"):
             names.add(parts[2].split("@")[0])
-    return {n for n in names if n.startswith("peat_")}
+    return frozenset(n for n in names if n.startswith("peat_"))
 
 
 def called_functions() -> set:

@@ -23,7 +23,7 @@ from .analyzer import (Aggregator, SeriesPoint, Signature, SpatialMap, analyze,
                        spatial_map_shape)
 from .backend import Backend, Device
 from .detector import (Detection, Verdict, detect, float_format_name, op_kind_name, op_kind_of,
-                       reduction_length_of)
+                       reduction_length_of, verdict_table)
 from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, CancelledError,
                      CorruptDataError, InternalError, InvalidArgumentError, NotFoundError,
                      OutOfMemoryError, PeatError, PeatIOError, PeatTimeoutError,

@@ -140,6 +140,23 @@ class Detection:
         return self.render("text")
 
 
+def verdict_table(rows, *, title: str = "") -> str:
+    """An aligned table of top verdicts, one line per (label, op name,
+    Detection) in `rows`: the model, confidence, effective mantissa bits,
+    nearest format, bit, elements / mismatches, and the first line of
+    evidence."""
+    lines = [title] if title else []
+    lines.append(f"  {'candidate':24s} {'op':34s} {'verdict':18s} {'conf':>5s} {'bits':>5s} "
+                 f"{'format':>6s} {'bit':>4s} {'mismatches':>16s}  evidence")
+    for label, name, det in rows:
+        v = det.top
+        lines.append(f"  {label[:24]:24s} {name[:34]:34s} {v.model:18s} {v.confidence:5.2f} "
+                     f"{v.effective_mantissa_bits:5.1f} {v.nearest_format:>6s} {v.bit:4d} "
+                     f"{f'{det.mismatches}/{det.elements}':>16s}  "
+                     f"{v.evidence[0] if v.evidence else ''}")
+    return "\n".join(lines)
+
+
 def _dtype(value):
     if value is None:
         return _capi.DLDataType(0, 0, 0)

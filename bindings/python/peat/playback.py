@@ -311,12 +311,44 @@ class Playback(OwnsHandle):
         recorded input shapes; the largest K when an op's calls differ (e.g.
         the two mm of a linear layer's backward), whose rounding bound covers
         the smaller ones."""
-        from .detector import reduction_length_of
         out = {}
         for r in self.results():
-            n = self.reader.tensor_count(r.record, "input")
-            shapes = [self.reader.tensor_info(r.record, "input", i).shape for i in range(n)]
-            out[r.op] = max(out.get(r.op, 0), reduction_length_of(r.op, shapes))
+            out[r.op] = max(out.get(r.op, 0), self._record_k(r.record, r.op))
+        return out
+
+    def _record_k(self, record: int, op: str) -> int:
+        from .detector import reduction_length_of
+        n = self.reader.tensor_count(record, "input")
+        return reduction_length_of(op, [self.reader.tensor_info(record, "input", i).shape
+                                        for i in range(n)])
+
+    def detect_record(self, index: int, output: int = 0, which: str = "first_vs_golden",
+                      **context):
+        """peat.Detection of result `index` alone (see peat.detect for
+        `context`); op kind and K from the op name and the recorded input
+        shapes unless given."""
+        from .detector import detect, op_kind_of
+        res = self.result(index)
+        ctx = dict(context)
+        ctx.setdefault("op_kind", op_kind_of(res.op))
+        ctx.setdefault("reduction_length", self._record_k(res.record, res.op))
+        if ctx["op_kind"] in ("gemm", "conv") and ctx["reduction_length"] <= 0:
+            ctx["op_kind"] = "unknown"
+        return detect(self.result_signature(index, output, which), **ctx)
+
+    def record_verdicts(self, output: int = 0, which: str = "first_vs_golden",
+                        **context) -> dict:
+        """{op name: {model name: records}}: the top verdict of each compared
+        record, counted per op. Unlike detect(), which judges each op's
+        merged signature, this keeps calls of different shapes and scales
+        apart."""
+        out = {}
+        for res in self.results():
+            if res.status_code != 0:
+                continue
+            model = self.detect_record(res.index, output, which, **context).top.model
+            counts = out.setdefault(res.op, {})
+            counts[model] = counts.get(model, 0) + 1
         return out
 
     def detect(self, by: str = "op", output: int = 0, which: str = "first_vs_golden",
