@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
 """A small character-level transformer (2 layers, d_model 64) on the license
 texts Debian ships in /usr/share/common-licenses, under PEAT's dispatch mode:
-a golden run recording a trace (every 10th call of each op), then runs with a
-bf16 candidate for the attention's batched GEMMs (its result propagates) and
-with runtime FI (one exponent bit flip in the output projection's GEMM) at
-several frequencies; each prints the per-op signatures and the training
-impact against the golden run (peat.compare_loss).
+a golden run recording a trace (every 10th call of each op), played back
+through the library's Playback against candidates written in torch (float64,
+bf16, an injected exponent bit flip) and, when libpeat_candidates.so is
+given, C kernels loaded from it, with the Detector's verdicts; then runs with
+a bf16 candidate for the attention's batched GEMMs (its result propagates)
+and with runtime FI (one exponent bit flip in the output projection's GEMM)
+at several frequencies; each prints its firings, the Detector's verdicts on
+them, the per-op signatures and the training impact against the golden run
+(peat.compare_loss).
+
+The default run takes well under a minute on two cores; --steps makes it
+longer.
 
     PEAT_LIBRARY=build/lib/libpeat.so PYTHONPATH=bindings/python \\
         /usr/bin/python3 examples/python/language_chars.py --out /tmp/chars
 """
 import argparse
+import os
 import pathlib
 
 import torch
@@ -75,16 +83,63 @@ def run(name, data, vocab, steps, setup, out, record=False):
                 opt.step()
                 losses.append(loss.item())
         sigs, firings = mode.signatures(), list(mode.firings)
+        logged = sum(1 for _, msg in s.logs() if msg.startswith("peat.torch: "))
         mode.close()
+        assert logged == len(firings)  # every firing went to the session's log
         if prof is not None:
             prof.close()
     return losses, sigs, firings
 
 
+def fmt(x) -> str:
+    """A figure of a JSON-ready dict (non-finite values come as strings)."""
+    return x if isinstance(x, str) else f"{x:.3g}"
+
+
+def flipped_candidate(inputs, outputs, call):
+    """The recorded op in torch, then one exponent bit of one output element
+    flipped."""
+    pt.playback_candidate()(inputs, outputs, call)
+    peat.inject(peat.InjectSpec("bitflip", field="exponent", count=1), outputs[0],
+                seed=call.step, call=call.call_index)
+
+
+def print_playback_verdicts(reader, candidates_library):
+    """Plays the recorded GEMMs back (peat.Playback) and prints the
+    Detector's verdicts: merged per op for the torch candidates, record by
+    record for the bit flips and the C kernels."""
+    rows = []
+    for label, cand in (("float64", pt.float64_candidate()),
+                        ("bf16 autocast", pt.autocast_candidate(torch.bfloat16))):
+        for glob in ("encoder.layers.0.*aten::*mm", "head/aten::*mm"):
+            with peat.Playback(reader, candidate=pt.playback_candidate(cand),
+                               op_glob=glob) as pb:
+                pb.run()
+                rows += [(label, op, det) for op, det in pb.detect().items()]
+    print(peat.verdict_table(rows, title="playback verdicts (merged over the recorded calls; "
+                                         "the head and the first layer):"))
+    runs = [("exponent bit flip", flipped_candidate, "*aten::addmm")]
+    if candidates_library:
+        runs += [(symbol, f"{candidates_library}:{symbol}", "*aten::mm")
+                 for symbol in ("peat_cand_bf16_kernel", "peat_cand_pairwise_kernel")]
+    print("playback verdicts (record by record, all ops of the glob):")
+    for label, cand, glob in runs:
+        with peat.Playback(reader, candidate=cand, op_glob=glob) as pb:
+            pb.run()
+            total = {}
+            for counts in pb.record_verdicts().values():
+                for m, n in counts.items():
+                    total[m] = total.get(m, 0) + n
+            print(f"  {label:26s} {glob:14s} " +
+                  ", ".join(f"{m} x{n}" for m, n in sorted(total.items())))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="chars-out")
-    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--candidates", default=os.environ.get("PEAT_CANDIDATES_LIBRARY", ""),
+                    help="libpeat_candidates.so (examples/candidates) for C candidates")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -96,23 +151,37 @@ def main():
     with peat.TraceReader(out / "golden.peat") as r:
         names = sorted({rec.name for rec in r.records(kinds="op")})
         print(f"  trace: {len(r)} records; ops: {len(names)}, e.g. {', '.join(names[:6])}")
+        print_playback_verdicts(r, args.candidates)
 
     def bf16_attention(mode):
         mode.set_candidate("*aten::bmm", pt.autocast_candidate(torch.bfloat16))
         mode.set_candidate("*aten::baddbmm", pt.autocast_candidate(torch.bfloat16))
-        mode.injector.add_policy("*aten::*bmm", "run_candidate")
+        mode.injector.add_policy("*aten::*bmm", "run_candidate", every_n=2)
 
-    runs = [("bf16 attention GEMMs", bf16_attention)]
+    runs = [("bf16 attention GEMMs every 2nd call", bf16_attention, None)]
     for every_n in (50, 10, 2):
         def fi(mode, every_n=every_n):
             mode.injector.add_policy("head/aten::*mm", "inject", every_n=every_n,
-                                     spec=peat.InjectSpec("bitflip", field="exponent"))
-        runs.append((f"exponent bit flip in head every {every_n}", fi))
-    for name, setup in runs:
+                                     phases=["forward"],
+                                     spec=peat.InjectSpec("bitflip", field="exponent",
+                                                          count=1))
+        # the head's GEMM runs once per step (forward): calls 0, n, 2n, ... fire
+        runs.append((f"exponent bit flip in head every {every_n}", fi,
+                     (args.steps + every_n - 1) // every_n))
+    for name, setup, expected in runs:
         losses, sigs, firings = run(name.replace(" ", "_"), data, vocab, args.steps, setup, out)
         impact = peat.compare_loss(golden, losses, band_rel=0.05, window=3, patience=2)
-        print(f"{name}: {len(firings)} firings, final loss {losses[-1]:.4f} "
-              f"(golden {golden[-1]:.4f}), max divergence {impact['max_divergence']:.3g}, "
+        verdicts = {}
+        for f in firings:
+            if f["signature"] is not None:
+                model = peat.detect(f["signature"], op_kind=peat.op_kind_of(f["op"])).top.model
+                verdicts[model] = verdicts.get(model, 0) + 1
+        count = f"{len(firings)} firings" + (f" (expected {expected})" if expected is not None
+                                             else "")
+        print(f"{name}: {count}, verdicts "
+              f"{', '.join(f'{m} x{n}' for m, n in sorted(verdicts.items())) or '-'}; "
+              f"final loss {losses[-1]:.4f} "
+              f"(golden {golden[-1]:.4f}), max divergence {fmt(impact['max_divergence'])}, "
               f"first step beyond the band {impact['first_beyond_step']}")
         for op, sig in sorted(sigs.items())[:6]:
             print(f"    {op:44s} pairs {sig.count:8d}  max rel {sig.max_rel_error:.3g}  "

@@ -146,11 +146,11 @@ def verdict_table(rows, *, title: str = "") -> str:
     nearest format, bit, elements / mismatches, and the first line of
     evidence."""
     lines = [title] if title else []
-    lines.append(f"  {'candidate':24s} {'op':34s} {'verdict':18s} {'conf':>5s} {'bits':>5s} "
+    lines.append(f"  {'candidate':24s} {'op':44s} {'verdict':18s} {'conf':>5s} {'bits':>5s} "
                  f"{'format':>6s} {'bit':>4s} {'mismatches':>16s}  evidence")
     for label, name, det in rows:
         v = det.top
-        lines.append(f"  {label[:24]:24s} {name[:34]:34s} {v.model:18s} {v.confidence:5.2f} "
+        lines.append(f"  {label[:24]:24s} {name[:44]:44s} {v.model:18s} {v.confidence:5.2f} "
                      f"{v.effective_mantissa_bits:5.1f} {v.nearest_format:>6s} {v.bit:4d} "
                      f"{f'{det.mismatches}/{det.elements}':>16s}  "
                      f"{v.evidence[0] if v.evidence else ''}")

@@ -297,6 +297,7 @@ class PeatMode(TorchDispatchMode):
         self.ops = frozenset(ops)
         self.record_inputs = record_inputs
         self.phase = "forward"
+        self._session_phase = None  # the phase last set on the session
         self.default_phase = "forward"  # phase of ops outside backward (set "optimizer", "other")
         self.firings = []
         self.aggregator = Aggregator()
@@ -366,6 +367,8 @@ class PeatMode(TorchDispatchMode):
         else:
             self.phase = "backward" if in_backward() else self.default_phase
             path = tracker.path(self.phase) if tracker is not None else ""
+        if self.phase != self._session_phase:  # policies' phase masks read the session's
+            self.session.phase = self._session_phase = self.phase
         key = (path, packet)
         entry = self._op_cache.get(key)
         if entry is None:
