@@ -223,6 +223,20 @@ def _owned_map(rows: int, cols: int, tiles: int) -> _capi.SpatialMap:
     return m
 
 
+def _map_geometry(g, cfg) -> tuple:
+    """(rows, cols, tiles) of the map of `g` under `cfg`. An explicit spatial
+    view (a piece of a larger output at index_base) has the view's geometry;
+    otherwise the library says (peat_spatial_map_shape, which checks the view
+    against the tensor alone)."""
+    if cfg.spatial_rows > 0 and cfg.spatial_cols > 0:
+        grid = (-(-cfg.spatial_rows // cfg.tile_rows)) * (-(-cfg.spatial_cols // cfg.tile_cols))
+        return cfg.spatial_rows, cfg.spatial_cols, grid
+    rows, cols, tiles = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    check(lib.peat_spatial_map_shape(g.ref, byref(cfg), byref(rows), byref(cols), byref(tiles)),
+          "peat_spatial_map_shape")
+    return rows.value, cols.value, tiles.value
+
+
 def spatial_map_shape(golden, **config) -> tuple:
     """(rows, cols, tiles) of the spatial map peat.analyze would build for
     `golden` under `config` (peat_spatial_map_shape)."""
@@ -245,10 +259,7 @@ def analyze(golden, candidate, *, spatial_map: bool = False, **config):
     if not spatial_map:
         check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), None), "peat_analyze")
         return Signature.from_struct(sig)
-    rows, cols, tiles = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
-    check(lib.peat_spatial_map_shape(g.ref, byref(cfg), byref(rows), byref(cols), byref(tiles)),
-          "peat_spatial_map_shape")
-    m = _owned_map(rows.value, cols.value, tiles.value)
+    m = _owned_map(*_map_geometry(g, cfg))
     check(lib.peat_analyze(g.ref, c.ref, byref(cfg), byref(sig), byref(m)), "peat_analyze")
     return Signature.from_struct(sig), SpatialMap.from_struct(m)
 
@@ -280,8 +291,7 @@ def analyze_accumulate(golden, candidate, signature: Signature | None = None,
 def empty_spatial_map(golden, **config) -> SpatialMap:
     """An empty map with the geometry peat.analyze would give `golden` under
     `config`, for analyze_accumulate over pieces of a larger output."""
-    rows, cols, tiles = spatial_map_shape(golden, **config)
-    return SpatialMap.from_struct(_owned_map(rows, cols, tiles))
+    return SpatialMap.from_struct(_owned_map(*_map_geometry(view(golden), make_config(**config))))
 
 
 def default_tolerance(dtype: str) -> tuple:
