@@ -120,3 +120,26 @@ def test_load_alloc_is_library_memory(tmp_path, rng):
         del arr
         with pytest.raises(peat.NotFoundError):
             r.load_alloc(rec.index, "input", 3)
+
+
+class _Producer:
+    """A foreign DLPack producer (neither numpy nor torch) over an array's memory."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_producers_are_viewed_without_copies(rng):
+    x = rng.random((8, 6), dtype=np.float32)[:, ::2]  # strided
+    v = peat.view(_Producer(x))
+    assert v.dl.data == x.ctypes.data and tuple(v.dl.strides[:2]) == (6, 2)
+    sig = peat.analyze(_Producer(x), x)
+    assert sig.count == x.size and sig.bitwise_mismatch_count == 0
+    with pytest.raises(TypeError):
+        peat.view(object())

@@ -40,9 +40,10 @@ class View:
 
 
 def view(array) -> View:
-    """A DLTensor view of a numpy array or a torch tensor (any strides, no copy).
-    Torch tensors must be on the CPU; numpy strides in bytes must be multiples
-    of the element size. Raises TypeError for anything else."""
+    """A DLTensor view of a numpy array, a torch tensor or any object with
+    __dlpack__ (any strides, no copy). Tensors must be in CPU memory; numpy
+    strides in bytes must be multiples of the element size. Raises TypeError
+    for anything else."""
     if isinstance(array, View):
         return array
     module = type(array).__module__
@@ -65,4 +66,12 @@ def view(array) -> View:
             raise TypeError("peat: numpy strides must be multiples of the element size")
         return View(array.ctypes.data, array.shape, tuple(s // item for s in array.strides),
                     code, bits, array)
-    raise TypeError(f"peat: expected a numpy array or torch tensor, got {type(array).__name__}")
+    if hasattr(array, "__dlpack__"):  # any other DLPack producer (CPU memory), no copy
+        try:
+            import numpy as np
+            return view(np.from_dlpack(array))
+        except (ImportError, AttributeError, TypeError, RuntimeError, BufferError):
+            import torch.utils.dlpack
+            return view(torch.utils.dlpack.from_dlpack(array))
+    raise TypeError(f"peat: expected a numpy array, a torch tensor or a DLPack producer, got "
+                    f"{type(array).__name__}")
