@@ -1,5 +1,4 @@
 """peat.torch: the dispatch mode on real torch ops and a short real training run."""
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")

@@ -25,7 +25,7 @@ from . import _capi
 from ._capi import lib
 from ._handle import OwnsHandle
 from .analyzer import Signature, make_config
-from .errors import CancelledError, check, error_class
+from .errors import CancelledError, check
 from .injector import dl_to_array
 from .session import PHASE_NAMES
 from .trace import attr_value, make_filter
@@ -377,7 +377,3 @@ class Playback(OwnsHandle):
         check(lib.peat_playback_write_jsonl(self._h, str(path).encode(), int(append)),
               "peat_playback_write_jsonl")
 
-
-def status_error(code: int) -> type:
-    """The exception class of a result's status code."""
-    return error_class(code)

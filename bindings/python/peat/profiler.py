@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ctypes
-from ctypes import POINTER, byref, c_char_p, c_int32, c_int64, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_int32, c_uint64, c_void_p
 
 from . import _capi
 from ._capi import lib

@@ -21,7 +21,6 @@ callable candidate(func, args, kwargs) returning what func would return.
 """
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import math
 
@@ -30,7 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .analyzer import Aggregator, analyze
 from .errors import PeatError
-from .injector import Injector, Truth
+from .injector import Injector
 from .session import Session
 
 #: The aten ops the mode handles by default (others pass through untouched).
