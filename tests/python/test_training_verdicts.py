@@ -229,3 +229,17 @@ def test_runtime_fi_during_training_fires_exactly_and_logs(tmp_path):
     # the merged signature over all firings: one flipped element per firing
     sig_name = next(n for n in run["detections"] if n.startswith("fc/aten::addmm"))
     assert run["detections"][sig_name].mismatches == len(expected_calls)
+
+
+def test_pipelined_playback_with_a_python_candidate_matches_serial(golden_run):
+    """thread_safe=True: oneTBB worker threads call the Python candidate (each
+    call takes the GIL); the results equal the serial run's, in record order."""
+    cand = pt.playback_candidate(pt.autocast_candidate(torch.bfloat16))
+    out = []
+    for kw in ({}, {"thread_safe": True, "num_threads": 2, "max_in_flight": 3}):
+        with peat.TraceReader(golden_run["path"]) as r, \
+                peat.Playback(r, candidate=cand, op_glob="*aten::[am]*m", **kw) as pb:
+            s = pb.run()
+            out.append((s.to_dict(), [(x.record, x.bitwise_mismatches) for x in pb.results()],
+                        {k: v.max_abs_error for k, v in pb.signatures().items()}))
+    assert out[0] == out[1] and out[0][0]["ok"] == 3 * STEPS
