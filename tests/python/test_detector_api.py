@@ -143,3 +143,12 @@ def test_dlpack_producers_are_viewed_without_copies(rng):
     assert sig.count == x.size and sig.bitwise_mismatch_count == 0
     with pytest.raises(TypeError):
         peat.view(object())
+
+
+def test_detect_bf16_gemm_is_reduced_precision_with_7_to_8_bits(rng):
+    torch = pytest.importorskip("torch")
+    a, b, golden = _gemm(rng, 64, 128, 32)  # positive data: no cancellation
+    cand = (torch.from_numpy(a).bfloat16() @ torch.from_numpy(b).bfloat16()).float().numpy()
+    det = peat.detect(peat.analyze(golden, cand, reduction_length=128), op_kind="gemm")
+    assert det.top.model == "REDUCED_PRECISION" and det.top.nearest_format == "bf16", det.render()
+    assert 7.0 <= det.top.effective_mantissa_bits <= 8.0, det.top.effective_mantissa_bits
