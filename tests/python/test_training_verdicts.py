@@ -81,11 +81,16 @@ def _playback(path, op_glob, candidate, **kw):
 
 def test_recorded_training_replays_exactly(golden_run):
     summary, detections, results, sigs = _playback(
-        golden_run["path"], "*aten::[acm]*", pt.playback_candidate())
-    # forward addmm and convolution, backward mm (two per step: grad input and grad weight)
+        golden_run["path"], "*", pt.playback_candidate())
+    # every recorded op call, forward and backward, rebuilt from the recorded tensors
+    # and attributes (ints, int lists, bools, dtypes, None) and run again: bit-exact
     names = {r.op for r in results}
-    assert {"fc/aten::addmm", "conv1/aten::convolution", "fc/aten::mm"} <= names, names
-    assert summary.selected == summary.ok == summary.exact == len(results) >= 4 * STEPS
+    assert {"fc/aten::addmm", "conv1/aten::convolution", "fc/aten::mm",
+            "conv1/aten::convolution_backward", "aten::_log_softmax",
+            "aten::_log_softmax_backward_data"} <= names, names
+    # per step: convolution, addmm, _log_softmax forward; its backward, two mm, the
+    # convolution's backward
+    assert summary.selected == summary.ok == summary.exact == len(results) == 7 * STEPS
     for name, det in detections.items():
         assert det.models == ["EXACT"], (name, det.models)
         assert det.mismatches == 0 and det.elements == sigs[name].count > 0
@@ -130,15 +135,21 @@ def test_injected_exponent_bit_flip_replay_is_bitflip_single(golden_run):
                             seed=call.step, op=0, call=call.call_index)
         assert truth.changed == 1 and truth.model == "BITFLIP_SINGLE"
 
-    with peat.TraceReader(golden_run["path"]) as r, \
-            peat.Playback(r, candidate=flipped, op_glob="*aten::convolution") as pb:
-        summary = pb.run()
-        assert summary.ok == summary.selected == STEPS
-        for res in pb.results():
-            assert res.bitwise_mismatches == 1
-            det = peat.detect(pb.result_signature(res.index), op_kind="conv", reduction_length=9)
-            assert det.top.model == "BITFLIP_SINGLE", det.render()
-            assert 23 <= det.top.bit <= 30, det.top  # an fp32 exponent bit
+    verdicts = {}
+    with peat.TraceReader(golden_run["path"]) as r:
+        for glob in ("*aten::convolution", "*aten::[am]*"):  # forward conv and addmm, backward mm
+            with peat.Playback(r, candidate=flipped, op_glob=glob) as pb:
+                summary = pb.run()
+                assert summary.ok == summary.selected == summary.mismatched > 0
+                for res in pb.results():
+                    assert res.bitwise_mismatches == 1
+                    det = pb.detect_record(res.index)  # op kind and K from the record
+                    assert det.top.model == "BITFLIP_SINGLE", (res.op, det.render())
+                    assert 23 <= det.top.bit <= 30, det.top  # an fp32 exponent bit
+                verdicts.update(pb.record_verdicts())
+    assert verdicts == {"conv1/aten::convolution": {"BITFLIP_SINGLE": STEPS},
+                        "fc/aten::addmm": {"BITFLIP_SINGLE": STEPS},
+                        "fc/aten::mm": {"BITFLIP_SINGLE": 2 * STEPS}}
 
 
 def test_shared_object_candidates_in_playback(golden_run):

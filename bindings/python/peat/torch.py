@@ -85,11 +85,12 @@ def reduction_length(name: str, args) -> int:
 def _attrs(args) -> dict:
     """The non-tensor positional arguments as record attributes, so a replay
     can rebuild the call: arg<i> for ints, floats, int lists and bools (as
-    ints, their positions in "bool_args"); "tensor_args" the positions of the
+    ints, their positions in "bool_args"), dtypes (as "torch.float32", their
+    positions in "dtype_args"); "tensor_args" the positions of the
     tensor arguments (recorded as the inputs, in order); "none_args" the
     positions of None arguments. Other arguments (dtypes, tensor lists) are
     not recorded."""
-    out, tensors, nones, bools = {}, [], [], []
+    out, tensors, nones, bools, dtypes = {}, [], [], [], []
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor):
             tensors.append(i)
@@ -102,6 +103,9 @@ def _attrs(args) -> dict:
             out[f"arg{i}"] = int(a)
         elif isinstance(a, float):
             out[f"arg{i}"] = a
+        elif isinstance(a, torch.dtype):
+            out[f"arg{i}"] = str(a)  # "torch.float32"
+            dtypes.append(i)
         elif isinstance(a, (list, tuple)) and all(isinstance(v, int) for v in a):
             out[f"arg{i}"] = [int(v) for v in a]
             if a and all(isinstance(v, bool) for v in a):
@@ -111,6 +115,8 @@ def _attrs(args) -> dict:
         out["none_args"] = nones
     if bools:
         out["bool_args"] = bools
+    if dtypes:
+        out["dtype_args"] = dtypes
     return out
 
 
@@ -127,11 +133,13 @@ def rebuild_args(inputs, attrs: dict) -> list:
     args = [None] * n
     for pos, t in zip(attrs["tensor_args"], inputs):
         args[pos] = t
-    bools = set(attrs.get("bool_args", []))
+    bools, dtypes = set(attrs.get("bool_args", [])), set(attrs.get("dtype_args", []))
     for i in positions:
         v = attrs[f"arg{i}"]
         if i in bools:
             v = [bool(x) for x in v] if isinstance(v, list) else bool(v)
+        elif i in dtypes:
+            v = getattr(torch, v.rsplit(".", 1)[-1])
         args[i] = v
     return args
 
