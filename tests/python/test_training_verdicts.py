@@ -106,9 +106,18 @@ def test_float64_replay_is_rounding(golden_run):
         assert det.top.effective_mantissa_bits > 15, (name, det.top)
         assert any("rounding" in line.lower() or "bound" in line.lower()
                    for line in det.top.evidence), det.top.evidence
-    # the addmm's K is fc's input width, found from the recorded shapes
-    assert pytest.approx(0) != sigs["fc/aten::addmm"].max_abs_error
+    assert sigs["fc/aten::addmm"].max_abs_error > 0
     json.dumps({k: v.to_dict() for k, v in detections.items()})
+    # conv1's backward computes no grad input (output_mask, recorded): its first
+    # output is the weight gradient, K = N * H_out * W_out from the recorded shapes
+    with peat.TraceReader(golden_run["path"]) as r, peat.Playback(
+            r, candidate=pt.playback_candidate(pt.float64_candidate()),
+            op_glob="conv1/aten::convolution_backward") as pb:
+        pb.run()
+        assert pb.reduction_lengths(0) == {"conv1/aten::convolution_backward": BATCH * 8 * 8}
+        assert pb.detect(output=0)["conv1/aten::convolution_backward"].top.model == "ROUNDING"
+        assert pb.record_verdicts(output=0) == {
+            "conv1/aten::convolution_backward": {"ROUNDING": STEPS}}
 
 
 def test_bf16_mm_replay_is_reduced_precision(golden_run):

@@ -36,31 +36,63 @@ def float_format_name(fmt: int) -> str:
     return lib.peat_float_format_name(fmt).decode()
 
 
-def op_kind_of(aten_op: str) -> str:
-    """The Detector's op kind of an aten op name ("fc/aten::addmm" -> "gemm")."""
-    packet = aten_op.rsplit("::", 1)[-1].split(".")[0]
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+def _conv_backward_output(output: int, attrs) -> int:
+    """Which of (grad input, grad weight, grad bias) recorded output `output`
+    of aten::convolution_backward is: absent gradients (output_mask, the
+    recorded arg10) are not recorded. -1 when unknown."""
+    mask = (attrs or {}).get("arg10", [1, 1, 1])
+    present = [i for i in range(3) if i < len(mask) and mask[i]]
+    return present[output] if 0 <= output < len(present) else -1
+
+
+def _packet(aten_op: str) -> str:
+    return aten_op.rsplit("::", 1)[-1].split(".")[0].split(" ")[0]
+
+
+def op_kind_of(aten_op: str, output: int = 0, attrs=None) -> str:
+    """The Detector's op kind of output `output` of an aten op
+    ("fc/aten::addmm" -> "gemm"); `attrs` are the record's attributes (they
+    say which gradients a convolution_backward record holds)."""
+    packet = _packet(aten_op)
     if packet in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear"):
         return "gemm"
     if packet == "convolution":
         return "conv"
+    if packet == "convolution_backward":
+        which = _conv_backward_output(output, attrs)
+        return {0: "conv", 1: "conv", 2: "reduction"}.get(which, "unknown")
     return "unknown"
 
 
-def reduction_length_of(aten_op: str, input_shapes) -> int:
-    """The reduction length K of an aten op call from its input shapes (as
-    recorded: the tensor arguments in order); 0 when unknown."""
-    packet = aten_op.rsplit("::", 1)[-1].split(".")[0]
+def reduction_length_of(aten_op: str, input_shapes, output: int = 0, attrs=None) -> int:
+    """The reduction length K of output `output` of an aten op call from its
+    input shapes (as recorded: the tensor arguments in order) and attributes;
+    0 when unknown. convolution_backward: grad input sums C_out/groups * kernel
+    size terms, grad weight and grad bias N * output size terms."""
+    packet = _packet(aten_op)
     try:
         if packet in ("mm", "bmm"):
             return int(input_shapes[0][-1])
         if packet in ("addmm", "baddbmm"):
             return int(input_shapes[1][-1])
         if packet == "convolution":
-            k = 1
-            for n in input_shapes[1][1:]:
-                k *= int(n)
-            return k
-    except (IndexError, TypeError):
+            return _prod(input_shapes[1][1:])
+        if packet == "convolution_backward":
+            grad_out, weight = input_shapes[0], input_shapes[2]
+            which = _conv_backward_output(output, attrs)
+            if which == 0:
+                groups = max(int((attrs or {}).get("arg9", 1)), 1)
+                return int(weight[0]) // groups * _prod(weight[2:])
+            if which in (1, 2):
+                return int(grad_out[0]) * _prod(grad_out[2:])
+    except (IndexError, TypeError, ValueError):
         pass
     return 0
 

@@ -306,33 +306,37 @@ class Playback(OwnsHandle):
                     out[g.name] = sig
         return out
 
-    def reduction_lengths(self) -> dict:
-        """{op name: K} of the replayed GEMM / convolution records, from the
-        recorded input shapes; the largest K when an op's calls differ (e.g.
-        the two mm of a linear layer's backward), whose rounding bound covers
-        the smaller ones."""
+    def reduction_lengths(self, output: int = 0) -> dict:
+        """{op name: K} of output `output` of the replayed GEMM / convolution
+        records, from the recorded input shapes and attributes; the largest K
+        when an op's calls differ (e.g. the two mm of a linear layer's
+        backward), whose rounding bound covers the smaller ones."""
         out = {}
         for r in self.results():
-            out[r.op] = max(out.get(r.op, 0), self._record_k(r.record, r.op))
+            out[r.op] = max(out.get(r.op, 0), self._record_k(r.record, r.op, output))
         return out
 
-    def _record_k(self, record: int, op: str) -> int:
+    def _record_k(self, record: int, op: str, output: int = 0) -> int:
         from .detector import reduction_length_of
         n = self.reader.tensor_count(record, "input")
-        return reduction_length_of(op, [self.reader.tensor_info(record, "input", i).shape
-                                        for i in range(n)])
+        shapes = [self.reader.tensor_info(record, "input", i).shape for i in range(n)]
+        return reduction_length_of(op, shapes, output, self.reader.attrs(record))
+
+    def _record_kind(self, record: int, op: str, output: int = 0) -> str:
+        from .detector import op_kind_of
+        return op_kind_of(op, output, self.reader.attrs(record))
 
     def detect_record(self, index: int, output: int = 0, which: str = "first_vs_golden",
                       **context):
         """peat.Detection of result `index` alone (see peat.detect for
         `context`); op kind and K from the op name and the recorded input
-        shapes unless given."""
-        from .detector import detect, op_kind_of
+        shapes and attributes unless given."""
+        from .detector import detect
         res = self.result(index)
         ctx = dict(context)
-        ctx.setdefault("op_kind", op_kind_of(res.op))
-        ctx.setdefault("reduction_length", self._record_k(res.record, res.op))
-        if ctx["op_kind"] in ("gemm", "conv") and ctx["reduction_length"] <= 0:
+        ctx.setdefault("op_kind", self._record_kind(res.record, res.op, output))
+        ctx.setdefault("reduction_length", self._record_k(res.record, res.op, output))
+        if ctx["op_kind"] != "unknown" and ctx["reduction_length"] <= 0:
             ctx["op_kind"] = "unknown"
         return detect(self.result_signature(index, output, which), **ctx)
 
@@ -344,7 +348,7 @@ class Playback(OwnsHandle):
         apart."""
         out = {}
         for res in self.results():
-            if res.status_code != 0:
+            if res.status_code != 0 or output >= res.n_outputs:
                 continue
             model = self.detect_record(res.index, output, which, **context).top.model
             counts = out.setdefault(res.op, {})
@@ -354,19 +358,24 @@ class Playback(OwnsHandle):
     def detect(self, by: str = "op", output: int = 0, which: str = "first_vs_golden",
                **context) -> dict:
         """{group name: peat.Detection} of the merged signatures (see
-        peat.detect for `context`). By op, the op kind ("gemm", "conv") and
-        the reduction length K follow from the op name and the recorded input
-        shapes unless given; ops without a known K get the elementwise
-        allowance ("unknown")."""
-        from .detector import detect, op_kind_of
-        ks = self.reduction_lengths() if by == "op" and "reduction_length" not in context else {}
+        peat.detect for `context`). By op, the op kind ("gemm", "conv",
+        "reduction") and the reduction length K follow from the op name and
+        the recorded input shapes and attributes unless given; ops without a
+        known K get the elementwise allowance ("unknown")."""
+        from .detector import detect
+        ks, kinds = {}, {}
+        if by == "op":
+            for r in self.results():
+                kinds.setdefault(r.op, self._record_kind(r.record, r.op, output))
+                if "reduction_length" not in context:
+                    ks[r.op] = max(ks.get(r.op, 0), self._record_k(r.record, r.op, output))
         out = {}
         for name, sig in self.signatures(by, output, which).items():
             ctx = dict(context)
             if by == "op":
                 ctx.setdefault("reduction_length", ks.get(name, 0))
-                ctx.setdefault("op_kind", op_kind_of(name))
-                if ctx["op_kind"] in ("gemm", "conv") and ctx["reduction_length"] <= 0 \
+                ctx.setdefault("op_kind", kinds.get(name, "unknown"))
+                if ctx["op_kind"] != "unknown" and ctx["reduction_length"] <= 0 \
                         and sig.reduction_length <= 0:
                     ctx["op_kind"] = "unknown"
             out[name] = detect(sig, **ctx)
