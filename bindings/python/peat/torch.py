@@ -88,8 +88,8 @@ def _attrs(args) -> dict:
     ints, their positions in "bool_args"), dtypes (as "torch.float32", their
     positions in "dtype_args"); "tensor_args" the positions of the
     tensor arguments (recorded as the inputs, in order); "none_args" the
-    positions of None arguments. Other arguments (dtypes, tensor lists) are
-    not recorded."""
+    positions of None arguments. Other arguments (layouts, devices) are not
+    recorded, and calls with tensor-list arguments cannot be rebuilt."""
     out, tensors, nones, bools, dtypes = {}, [], [], [], []
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor):
