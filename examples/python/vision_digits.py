@@ -110,7 +110,7 @@ def print_playback_verdicts(reader, candidates_library):
         with peat.Playback(reader, candidate=cand, op_glob=glob) as pb:
             pb.run()
             for op, counts in pb.record_verdicts().items():
-                print(f"  {label:24s} {op:34s} " +
+                print(f"  {label:24s} {op:44s} " +
                       ", ".join(f"{m} x{n}" for m, n in sorted(counts.items())))
 
 
