@@ -15,7 +15,8 @@
  * row-major: a rows x cols matrix with leading dimension ld has shape
  * [cols, rows] and strides [ld, 1] (so element (i, j) is at j * ld + i);
  * strided-batched calls add a leading [batch] dimension with the batch stride.
- * A is stored as (transa == 'N' ? m x k : k x m), B as (transb == 'N' ? k x n :
+ * Under a run_both policy outputs[0] is a compact scratch tensor of the same
+ * shape (strides NULL: row-major [batch,] n, m). A is stored as (transa == 'N' ? m x k : k x m), B as (transb == 'N' ? k x n :
  * n x k), C and D as m x n. Tensors live where the vendor library has them
  * (device memory for the real libraries). The candidate writes outputs[0] and
  * returns 0, or non-zero to have the golden result kept.
