@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     expect_int(r, rec, n, "batch", g->batch);
     expect_string(r, rec, n, "transa", ta);
     expect_string(r, rec, n, "transb", tb);
-    expect_string(r, rec, n, "dtype", g->bits == 32 ? "float32" : "float64");
+    expect_string(r, rec, n, "dtype", g->bits == 32 ? "f32" : "f64");
     expect_string(r, rec, n, "layout", "column_major");
     expect_float(r, rec, n, "alpha", g->alpha);
     expect_float(r, rec, n, "beta", g->beta);

@@ -71,7 +71,9 @@ void report(peat_status_t status, const std::string& message) {
   Tracer& t = tracer();
   t.status = status;
   t.message = message;
-  std::fprintf(stderr, "peat-cupti-tracer: %s: %s\n", peat_status_string(status), message.c_str());
+  std::fprintf(stderr, "peat-cupti-tracer: %s (%s): %s\n",
+               status == PEAT_STATUS_OK ? "PEAT_STATUS_OK" : "PEAT_STATUS_UNAVAILABLE", peat_status_string(status),
+               message.c_str());
   if (t.session != nullptr)
     (void)peat_session_log(t.session, status == PEAT_STATUS_OK ? PEAT_LOG_INFO : PEAT_LOG_WARNING, message.c_str());
 }

@@ -35,8 +35,8 @@ using RealFn = int (*)(void* ctx);
 int route_gemm(GemmCall& call, RealFn real, void* ctx);
 
 template <class F>
-int route(GemmCall& call, F&& real) {
-  return route_gemm(call, [](void* p) -> int { return (*static_cast<F*>(p))(); }, &real);
+int route(GemmCall& call, const F& real) {
+  return route_gemm(call, [](void* p) -> int { return (*static_cast<const F*>(p))(); }, const_cast<F*>(&real));
 }
 
 // True when interposition is on and the calling thread is not already inside
