@@ -143,6 +143,23 @@ op=rocblas_gemm_ex,model=value,value=1e6,count=1;op=rocblas_dgemm,candidate=$can
       grep -q "calls pass through" "$work/stderr" || fail "the line does not say that calls pass through"
     done
     ;;
+  cublas_no_device | rocblas_no_device)
+    # The default session backend is the vendor's device backend; without a
+    # device (or without its plugin) the interposer says so in one line.
+    vendor=${case_name%%_*}
+    backend=$([[ $vendor == cublas ]] && echo cuda || echo hip)
+    run "$vendor" PEAT_INTERPOSE_BACKEND="$backend" PEAT_INTERPOSE_TRACE="$work/t.peat" \
+      PEAT_INTERPOSE_FI="op=*,model=value,value=nan"
+    if [[ ! -s $work/stderr ]]; then
+      echo "SKIP: backend '$backend' has a device here; this test is for machines without one"
+      exit 77
+    fi
+    check_outcomes "$vendor"
+    [[ $(wc -l <"$work/stderr") == 1 ]] || { cat "$work/stderr" >&2; fail "expected exactly one line on stderr"; }
+    grep -Eq "backend '$backend'.*interposition is off, calls pass through" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "the line does not name the backend and the pass-through"; }
+    cat "$work/stderr"
+    ;;
   cupti)
     # Loading the tracer and calling its entry point as the CUDA driver would:
     # it must return, and at exit report either tracing or, without a usable

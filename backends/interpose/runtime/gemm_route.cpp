@@ -54,6 +54,23 @@ struct MatrixView {
     tensor.shape = shape;
     tensor.strides = strides;
   }
+  // A 1-D view of the storage span of `v` (from its first to its last element).
+  void set_span(const MatrixView& v) {
+    tensor = v.tensor;
+    tensor.ndim = 1;
+    shape[0] = v.extent();
+    strides[0] = 1;
+    tensor.shape = shape;
+    tensor.strides = strides;
+  }
+  bool contiguous() const {
+    int64_t expect = 1;
+    for (int32_t d = tensor.ndim - 1; d >= 0; --d) {
+      if (shape[d] != 1 && strides[d] != expect) return false;
+      expect *= shape[d];
+    }
+    return true;
+  }
   // Elements from the first to one past the last element of the view.
   int64_t extent() const {
     int64_t last = 0;
@@ -247,7 +264,7 @@ int route_gemm(GemmCall& call, RealFn real, void* ctx) {
   }
 
   if (rt.profiler() != nullptr && recordable && result == call.success) {
-    peat_attr_t attrs[24];
+    peat_attr_t attrs[32];
     uint64_t n = 0;
     const char ta[2] = {g.transa, '\0'}, tb[2] = {g.transb, '\0'};
     attrs[n++] = string_attr("vendor", g.vendor);
@@ -275,9 +292,24 @@ int route_gemm(GemmCall& call, RealFn real, void* ctx) {
     if (g.compute_type >= 0) attrs[n++] = int_attr("compute_type", g.compute_type);
     if (g.scalars_on_device != 0) attrs[n++] = int_attr("scalars_on_device", 1);
 
+    // Device memory is staged as contiguous bytes only: an operand with padded
+    // columns is recorded as the 1-D span of its storage, from its first to
+    // its last element (attribute "<name>_layout" = "span"; reshape with the
+    // leading dimension).
+    MatrixView spans[4];
+    const auto recorded = [&](const MatrixView& v, int slot, const char* key) -> const DLTensor* {
+      if (is_host(v.tensor.device.device_type) || v.contiguous()) return &v.tensor;
+      spans[slot].set_span(v);
+      attrs[n++] = string_attr(key, "span");
+      return &spans[slot].tensor;
+    };
+    inputs_p[0] = recorded(a, 0, "A_layout");
+    inputs_p[1] = recorded(b, 1, "B_layout");
+    if (n_in == 3) inputs_p[2] = recorded(c, 2, "C_in_layout");
+    const DLTensor* outs[1] = {recorded(d, 3, "C_layout")};
+
     static const char* const in_names[3] = {"A", "B", "C_in"};
     static const char* const out_names[1] = {"C"};
-    const DLTensor* outs[1] = {&d.tensor};
     peat_op_record_t rec;
     peat_op_record_init(&rec);
     rec.op = op;

@@ -125,6 +125,19 @@ void Runtime::start() {
   if (peat_session_backend(session_, &backend) != PEAT_STATUS_OK || (table_ = peat_backend_table(backend)) == nullptr)
     return refuse("the session has no backend table");
   device_type_ = table_->device_type;
+  if (device_type_ != kDLCPU) {
+    // A device backend without a usable device (no driver, no GPU) cannot
+    // stage or inject anything: say so once instead of once per entry point.
+    int32_t devices = 0;
+    const peat_status_t st = table_->device_count(&devices);
+    if (st != PEAT_STATUS_OK || devices <= 0) {
+      const std::string why = st != PEAT_STATUS_OK ? std::string(table_->last_error()) : std::string("0 devices");
+      say_once("start", "backend '" + config.backend + "' has no usable device (" + why +
+                            "); interposition is off, calls pass through");
+      teardown();
+      return;
+    }
+  }
 
   if (!config.trace_path.empty()) {
     peat_profiler_options_t po;
