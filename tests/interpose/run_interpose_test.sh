@@ -133,14 +133,25 @@ op=rocblas_gemm_ex,model=value,value=1e6,count=1;op=rocblas_dgemm,candidate=$can
     ;;
   cublas_bad_spec | rocblas_bad_spec)
     vendor=${case_name%%_*}
-    # A key the grammar does not know, then a value the injector refuses.
-    for spec in "op=*,evry_n=3|PEAT_INTERPOSE_FI policy 1, key 'evry_n': unknown key" \
-                "op=*,model=bitflip,bit=3;op=*,model=bitflip,every_n=0|PEAT_INTERPOSE_FI policy 2: .*every_n"; do
-      run "$vendor" PEAT_INTERPOSE_FI="${spec%%|*}"
+    # Keys and values the grammar refuses, then values the injector refuses:
+    # "VARIABLE=value|what the one line must say".
+    specs=(
+      "PEAT_INTERPOSE_FI=op=*,evry_n=3|PEAT_INTERPOSE_FI policy 1, key 'evry_n': unknown key"
+      "PEAT_INTERPOSE_FI=op=*,model=bitflp|policy 1, key 'model': 'bitflp' is not an error model"
+      "PEAT_INTERPOSE_FI=op=*,model=bitflip,every_n=x3|key 'every_n': 'x3' is not a non-negative integer"
+      "PEAT_INTERPOSE_FI=op=*,bit=3|key 'bit': an error-model field needs model="
+      "PEAT_INTERPOSE_FI=op=*,action=run_both|policy 1, key 'action': action run_both needs candidate="
+      "PEAT_INTERPOSE_FI=op=*,model=bitflip,bit=3;op=*,model=bitflip,every_n=0|PEAT_INTERPOSE_FI policy 2: .*every_n"
+      "PEAT_INTERPOSE_FI=op=*,candidate=/nonexistent/libx.so:f|policy 1, candidate '/nonexistent/libx.so:f'"
+      "PEAT_INTERPOSE_SAMPLE=op=*,evry=2|PEAT_INTERPOSE_SAMPLE rule 1, key 'evry': unknown key"
+    )
+    for spec in "${specs[@]}"; do
+      setting=${spec%%|*}
+      run "$vendor" PEAT_INTERPOSE_TRACE="$work/t.peat" "$setting"
       check_outcomes "$vendor"
-      [[ $(wc -l <"$work/stderr") == 1 ]] || { cat "$work/stderr" >&2; fail "expected exactly one line on stderr"; }
-      grep -q -- "${spec#*|}" "$work/stderr" || { cat "$work/stderr" >&2; fail "the line does not name the problem"; }
-      grep -q "calls pass through" "$work/stderr" || fail "the line does not say that calls pass through"
+      [[ $(wc -l <"$work/stderr") == 1 ]] || { cat "$work/stderr" >&2; fail "$setting: expected exactly one line on stderr"; }
+      grep -q -- "${spec#*|}" "$work/stderr" || { cat "$work/stderr" >&2; fail "$setting: the line does not name the problem"; }
+      grep -q "calls pass through" "$work/stderr" || fail "$setting: the line does not say that calls pass through"
     done
     ;;
   cublas_no_device | rocblas_no_device)
