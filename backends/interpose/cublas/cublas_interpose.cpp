@@ -92,8 +92,12 @@ void describe(GemmCall& call, const char* entry, cublasHandle_t handle, cublasOp
   cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
   if (get_mode != nullptr && get_mode(handle, &mode) == CUBLAS_STATUS_SUCCESS && mode == CUBLAS_POINTER_MODE_DEVICE)
     g.scalars_on_device = 1;
+  // The program's current device: through its CUDA runtime when that is a
+  // shared library, else the driver's current context (static cudart).
+  static const auto ctx_device = reinterpret_cast<int (*)(int*)>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
   int device = 0;
-  if (get_device != nullptr && get_device(&device) == 0) call.device_id = device;
+  if ((get_device != nullptr && get_device(&device) == 0) || (ctx_device != nullptr && ctx_device(&device) == 0))
+    call.device_id = device;
 }
 
 void operands(GemmCall& call, DLDataType scalar, const void* alpha, const void* beta, const void* a, DLDataType at,

@@ -6,6 +6,7 @@
 
 #include <peat/peat.h>
 
+#include <atomic>
 #include <string>
 
 namespace peat::interpose {
@@ -21,7 +22,7 @@ class Runtime {
   // The runtime, configured on first use (thread-safe).
   static Runtime& get();
 
-  bool enabled() const { return enabled_; }
+  bool enabled() const { return enabled_.load(std::memory_order_acquire); }
   peat_session_t* session() const { return session_; }
   peat_profiler_t* profiler() const { return profiler_; }
   peat_injector_t* injector() const { return injector_; }
@@ -43,7 +44,7 @@ class Runtime {
   static void at_exit();
   void teardown();
 
-  bool enabled_ = false;
+  std::atomic<bool> enabled_{false};  // read on every intercepted call
   peat_session_t* session_ = nullptr;
   peat_profiler_t* profiler_ = nullptr;
   peat_injector_t* injector_ = nullptr;
