@@ -6,7 +6,8 @@
 # (read back by check_trace through the trace API) and the JSON-lines log.
 # Usage: run_interpose_test.sh <case> <work dir>; paths come from the
 # environment (APP_CUBLAS, APP_ROCBLAS, LIB_CUBLAS, LIB_ROCBLAS, CANDIDATE,
-# CHECK_TRACE, PYTHON), set by tests/interpose/CMakeLists.txt.
+# CHECK_TRACE, PYTHON, APP_CUBLAS_DEVICE, CUPTI_TEST, LIB_CUPTI), set by
+# tests/interpose/CMakeLists.txt.
 set -euo pipefail
 case_name=$1
 work=$2/$case_name
@@ -170,6 +171,32 @@ op=rocblas_gemm_ex,model=value,value=1e6,count=1;op=rocblas_dgemm,candidate=$can
     grep -Eq "backend '$backend'.*interposition is off, calls pass through" "$work/stderr" ||
       { cat "$work/stderr" >&2; fail "the line does not name the backend and the pass-through"; }
     cat "$work/stderr"
+    ;;
+  cublas_device_record | cublas_device_inject)
+    # The real cuBLAS on a GPU (APP_CUBLAS_DEVICE links libcublas): skipped,
+    # with the program's message, where there is no CUDA device.
+    if [[ $case_name == cublas_device_record ]]; then
+      settings=(PEAT_INTERPOSE_TRACE="$work/t.peat" PEAT_INTERPOSE_SAMPLE="op=cublasSgemm_v2,every_n=2")
+      overrides=()
+    else
+      settings=(PEAT_INTERPOSE_LOG="$work/log.jsonl"
+                PEAT_INTERPOSE_FI="op=cublasGemmEx,model=value,value=1e6,count=1;op=cublasSgemmStridedBatched,model=bitflip,bit=30,every_n=2")
+      overrides=("cublasGemmEx:0=changed 1" "cublasGemmEx:1=changed 1" "cublasSgemmStridedBatched:0=changed 1")
+    fi
+    set +e
+    env -u PEAT_INTERPOSE PEAT_INTERPOSE_BACKEND=cuda "${settings[@]}" LD_PRELOAD="$LIB_CUBLAS" "$APP_CUBLAS_DEVICE" \
+      >"$work/stdout" 2>"$work/stderr"
+    rc=$?
+    set -e
+    if [[ $rc == 77 ]]; then cat "$work/stdout"; exit 77; fi
+    echo $rc >"$work/rc"
+    check_outcomes cublas "${overrides[@]}"
+    no_stderr
+    if [[ $case_name == cublas_device_record ]]; then
+      "$CHECK_TRACE" "$work/t.peat" cublas 2
+    else
+      log_check 'len(firings) == 3 and all(f["injected"] == 1 for f in firings)' "three injections on the device"
+    fi
     ;;
   cupti)
     # Loading the tracer and calling its entry point as the CUDA driver would:
