@@ -19,6 +19,12 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__GNUC__) || defined(__clang__)
+#  define PEAT_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#  define PEAT_ALWAYS_INLINE
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace peat::analyzer {
 namespace HWY_NAMESPACE {
@@ -57,26 +63,27 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
 
   // Exact sums: each sum q has a window of lane accumulators in fixed point
-  // with lowest bit 2^base[q]: a term x whose x * 2^-base is an integer below
-  // 2^84 in magnitude goes in as two int64 parts (high: bits 32 and up, below
-  // 2^52; low: bits 0..31), exactly; any other term goes to the scalar exact
-  // accumulator. The windows are flushed into the exact accumulators every
-  // kWindowFlush vectors (the high parts have 11 bits of headroom) and at the
-  // end. Every path is exact, so the window bases only decide speed.
-  const hn::RebindToSigned<decltype(dd)> dl;
-  using VL = hn::Vec<decltype(dl)>;
+  // with lowest bit 2^base[q], held in double lanes that stay exact because
+  // every partial sum is an integer below 2^53 (in units of 2^base). A term
+  // x with v = x * 2^-base goes in as two integer parts, high = trunc(v /
+  // 2^32) below 2^42 and low = v - high * 2^32 below 2^32, when v is an
+  // integer below 2^74; d = c/g - 1 (a multiple of 2^-53) goes in as one part
+  // when below 2^42. Any other term goes to the scalar exact accumulator. The
+  // windows are flushed into the exact accumulators after at most 2^11 adds
+  // per lane and at the end. Every path is exact: the bases only decide speed.
   constexpr int kWindowFlush = 2048;
-  VL win_hi[kSumCount], win_lo[kSumCount];
+  VD win_hi[kSumCount], win_lo[kSumCount];
   int win_base[kSumCount];
   VD win_scale[kSumCount];
-  for (int q = 0; q < kSumCount; ++q) win_hi[q] = win_lo[q] = hn::Zero(dl);
+  for (int q = 0; q < kSumCount; ++q) win_hi[q] = win_lo[q] = hn::Zero(dd);
   bool have_base = false;
   int win_pending = 0;
-  const VD two_m32 = hn::Set(dd, 0x1p-32), two_32 = hn::Set(dd, 0x1p32), limit84 = hn::Set(dd, 0x1p84);
+  const VD two_m32 = hn::Set(dd, 0x1p-32), two_32 = hn::Set(dd, 0x1p32);
+  const VD limit42 = hn::Set(dd, 0x1p42), limit74 = hn::Set(dd, 0x1p74);
   ExactAcc* const acc = s.acc;
   auto set_base = [&](int q, double max_abs) {
-    // Room for terms 2^12 above max_abs; d = c/g - 1 of ordinary pairs is a
-    // multiple of 2^-53 below 1, so its window is fixed.
+    // Room for terms 2^8 above max_abs; d = c/g - 1 of ordinary pairs is a
+    // multiple of 2^-53, so its window is fixed.
     int b = -100;
     if (q == kSumRatioDev) {
       b = -53;
@@ -84,40 +91,48 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       int e;
       uint64_t frac;
       hd::log2_split(max_abs, e, frac);
-      b = e + 12 - 84;
+      b = e + 8 - 74;
     }
     b = b < -900 ? -900 : (b > 900 ? 900 : b);
     win_base[q] = b;
     win_scale[q] = hn::Set(dd, hd::exact_pow2(-b));
   };
   auto flush_windows = [&] {
-    HWY_ALIGN int64_t hi[hn::MaxLanes(dl)], lo[hn::MaxLanes(dl)];
-    const int64_t L = static_cast<int64_t>(hn::Lanes(dl));
+    HWY_ALIGN double hi[hn::MaxLanes(dd)], lo[hn::MaxLanes(dd)];
+    const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
     for (int q = 0; q < kSumCount; ++q) {
-      hn::Store(win_hi[q], dl, hi);
-      hn::Store(win_lo[q], dl, lo);
+      hn::Store(win_hi[q], dd, hi);
+      hn::Store(win_lo[q], dd, lo);
+      const double unit = hd::exact_pow2(win_base[q]), unit_hi = hd::exact_pow2(win_base[q] + 32);
       for (int64_t l = 0; l < L; ++l) {
-        acc[q].add_int(hi[l], win_base[q] + 32 + 1088);
-        acc[q].add_int(lo[l], win_base[q] + 1088);
+        acc[q].add(hi[l] * unit_hi);  // exact: an integer below 2^53 times a power of two
+        acc[q].add(lo[l] * unit);
       }
-      win_hi[q] = win_lo[q] = hn::Zero(dl);
+      win_hi[q] = win_lo[q] = hn::Zero(dd);
     }
     win_pending = 0;
   };
-  auto add_exact = [&](int q, VD x) {
+  auto fallback = [&](int q, hn::Mask<decltype(dd)> ok, VD x) {
+    HWY_ALIGN double xs[hn::MaxLanes(dd)];
+    hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
+    for (size_t l = 0; l < hn::Lanes(dd); ++l) acc[q].add(xs[l]);
+  };
+  // Inlined so that q is a constant at each call and the windows stay in
+  // registers (out of line, they go through memory).
+  auto add_exact = [&](int q, VD x) PEAT_ALWAYS_INLINE {
     const VD v = hn::Mul(x, win_scale[q]);
-    const VL vh = hn::ConvertTo(dl, hn::Mul(v, two_m32));
-    const VD r = hn::Sub(v, hn::Mul(hn::ConvertTo(dd, vh), two_32));
-    const VL vl = hn::ConvertTo(dl, r);
-    const auto ok = hn::And(hn::Eq(hn::ConvertTo(dd, vl), r), hn::Lt(hn::Abs(v), limit84));
-    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) {
-      HWY_ALIGN double xs[hn::MaxLanes(dd)];
-      hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
-      for (size_t l = 0; l < hn::Lanes(dd); ++l) acc[q].add(xs[l]);
+    if (q == kSumRatioDev) {
+      const auto ok = hn::And(hn::Eq(hn::Trunc(v), v), hn::Lt(hn::Abs(v), limit42));
+      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
+      win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, v));
+      return;
     }
-    const auto okl = hn::RebindMask(dl, ok);
-    win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(okl, vh));
-    win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(okl, vl));
+    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
+    const VD vl = hn::NegMulAdd(vh, two_32, v);  // exact: the bits of v below 2^32
+    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), limit74));
+    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
+    win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(ok, vh));
+    win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, vl));
   };
   auto vmax_g = hn::Zero(df);
   uint64_t bitwise = 0, fails = 0;
