@@ -134,6 +134,23 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(ok, vh));
     win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, vl));
   };
+  // e and |e| share one split (same window: both are based on max |e|): the
+  // parts of |e| are the absolute values of the parts of e.
+  auto add_exact_e = [&](VD x) PEAT_ALWAYS_INLINE {
+    const VD v = hn::Mul(x, win_scale[kSumError]);
+    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
+    const VD vl = hn::NegMulAdd(vh, two_32, v);
+    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), limit74));
+    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) {
+      fallback(kSumError, ok, x);
+      fallback(kSumAbsError, ok, hn::Abs(x));
+    }
+    const VD h = hn::IfThenElseZero(ok, vh), l = hn::IfThenElseZero(ok, vl);
+    win_hi[kSumError] = hn::Add(win_hi[kSumError], h);
+    win_lo[kSumError] = hn::Add(win_lo[kSumError], l);
+    win_hi[kSumAbsError] = hn::Add(win_hi[kSumAbsError], hn::Abs(h));
+    win_lo[kSumAbsError] = hn::Add(win_lo[kSumAbsError], hn::Abs(l));
+  };
   auto vmax_g = hn::Zero(df);
   uint64_t bitwise = 0, fails = 0;
   // The ULP, relative-error and popcount histograms are counted together:
@@ -309,10 +326,8 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       rmin = hn::Set(dd, s.ratio_min);
       rmax = hn::Set(dd, s.ratio_max);
     }
-    add_exact(kSumError, e_lo);
-    add_exact(kSumError, e_hi);
-    add_exact(kSumAbsError, ae_lo);
-    add_exact(kSumAbsError, ae_hi);
+    add_exact_e(e_lo);
+    add_exact_e(e_hi);
     add_exact(kSumSqError, e2_lo);
     add_exact(kSumSqError, e2_hi);
     add_exact(kSumSqGolden, g2_lo);
