@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libdlpack-dev libtbb-dev libhwy-dev libzstd-dev libxxhash-dev
+  libgmp-dev
   libflatbuffers-dev flatbuffers-compiler libfmt-dev
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libeigen3-dev
   abigail-tools hipcc libamdhip64-dev

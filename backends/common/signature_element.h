@@ -5,10 +5,13 @@
 // count, the error, the relative error, the histogram buckets and the XOR
 // word. The CPU backend (lib/analyzer) calls it in its hot loop, the CUDA and
 // HIP signature kernels call the same function, so the CPU tests check the
-// arithmetic the GPUs run. merge helpers (two_sum, Chan) are here too, since
-// GPU blocks merge partial signatures the same way.
+// arithmetic the GPUs run. accumulate_pair and merge_signature_data are here
+// too, since GPU blocks merge partial signatures the same way. Every sum is
+// exact (exact_sum.h), so a signature does not depend on the order in which
+// pairs were added or partials merged.
 #pragma once
 
+#include "exact_sum.h"
 #include "float_bits.h"
 #include "peat_hd.h"
 
@@ -271,55 +274,24 @@ PEAT_SIG_HOT PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bit
 
 // ---- combining -----------------------------------------------------------------
 
-// Adds x to a compensated sum (Knuth's TwoSum: the rounding error of hi + x is
-// exact and goes into lo).
-PEAT_HD void sum_add(peat_sum_t& s, double x) {
-  const double hi = s.hi + x;
-  const double bp = hi - s.hi;
-  const double err = (s.hi - (hi - bp)) + (x - bp);
-  s.hi = hi;
-  // Once hi overflows (or is NaN) the error term is meaningless: keep lo finite
-  // so that hi + lo reads as hi.
-  if (hi - hi == 0) s.lo += err;
-}
-// Merges two compensated sums; symmetric in its arguments (commutative), and
-// renormalised so that hi is the nearest double to hi + lo.
-PEAT_HD void sum_merge(peat_sum_t& into, const peat_sum_t& from) {
-  const double hi = into.hi + from.hi;
-  const double bp = hi - into.hi;
-  const double err = (into.hi - (hi - bp)) + (from.hi - bp);
-  if (hi - hi != 0) {  // Inf or NaN: no error term
-    into.hi = hi;
-    into.lo = 0;
-    return;
-  }
-  const double lo = (into.lo + from.lo) + err;
-  into.hi = hi + lo;
-  into.lo = lo - (into.hi - hi);
-}
-
 // Max with index: larger value wins, the lower index on a tie (so the result
 // does not depend on the merge order).
 PEAT_HD bool beats(double value, int64_t index, double best, int64_t best_index) {
   return value > best || (value == best && best_index >= 0 && index < best_index) || best_index < 0;
 }
 
-// Chan et al.'s pairwise combination of (count, mean, M2) moments.
-PEAT_HD void moments_merge(uint64_t& n, double& mean, double& m2, uint64_t n_b, double mean_b, double m2_b) {
-  if (n_b == 0) return;
-  if (n == 0) {
-    n = n_b;
-    mean = mean_b;
-    m2 = m2_b;
-    return;
-  }
-  // Written symmetrically in a and b, so that merging is exactly commutative.
-  const double na = static_cast<double>(n), nb = static_cast<double>(n_b), nt = na + nb;
-  const double delta = mean_b - mean;
-  const double new_mean = (na * mean + nb * mean_b) / nt;
-  m2 = (m2 + m2_b) + delta * delta * ((na * nb) / nt);
-  mean = new_mean;
-  n += n_b;
+// Total order for the ratio extrema: -0 sorts below +0, so that min and max
+// of values that compare equal do not depend on which came first.
+PEAT_HD bool less_total(double a, double b) { return a < b || (a == b && signbit_d(a) && !signbit_d(b)); }
+
+// Adds one ratio c/g to the exact ratio sums (deviation d = r - 1) and extrema.
+PEAT_HD void ratio_add(peat_signature_t& s, double ratio) {
+  if (s.ratio_count == 0 || less_total(ratio, s.ratio_min)) s.ratio_min = ratio;
+  if (s.ratio_count == 0 || less_total(s.ratio_max, ratio)) s.ratio_max = ratio;
+  s.ratio_count += 1;
+  const double d = ratio - 1.0;
+  exact_sum_add(s.ratio_dev_sum, d);
+  exact_sum_add(s.ratio_dev_sq_sum, d * d);
 }
 
 // Adds one classified pair at element `index` into a (partial) signature. The
@@ -354,12 +326,12 @@ PEAT_HD void accumulate_pair(peat_signature_t& s, const PairInfo& p, int64_t ind
     }
     const double abs_g = abs_d(p.g);
     if (abs_g > s.max_abs_golden) s.max_abs_golden = abs_g;
-    sum_add(s.sum_error, p.err);
-    sum_add(s.sum_abs_error, p.abs_err);
-    sum_add(s.sum_sq_error, p.err * p.err);
-    sum_add(s.sum_sq_golden, p.g * p.g);
-    sum_add(s.sum_sq_candidate, p.c * p.c);
-    sum_add(s.sum_golden_candidate, p.g * p.c);
+    exact_sum_add(s.sum_error, p.err);
+    exact_sum_add(s.sum_abs_error, p.abs_err);
+    exact_sum_add(s.sum_sq_error, p.err * p.err);
+    exact_sum_add(s.sum_sq_golden, p.g * p.g);
+    exact_sum_add(s.sum_sq_candidate, p.c * p.c);
+    exact_sum_add(s.sum_golden_candidate, p.g * p.c);
   }
   if (f & kRelDefined) {
     if (beats(p.rel, index, s.max_rel_error, s.max_rel_error_index)) {
@@ -367,11 +339,7 @@ PEAT_HD void accumulate_pair(peat_signature_t& s, const PairInfo& p, int64_t ind
       s.max_rel_error_index = index;
     }
   }
-  if (f & kRatio) {
-    if (s.ratio_count == 0 || p.ratio < s.ratio_min) s.ratio_min = p.ratio;
-    if (s.ratio_count == 0 || p.ratio > s.ratio_max) s.ratio_max = p.ratio;
-    moments_merge(s.ratio_count, s.ratio_mean, s.ratio_m2, 1, p.ratio, 0.0);
-  }
+  if (f & kRatio) ratio_add(s, p.ratio);
 }
 
 
@@ -407,22 +375,23 @@ PEAT_HD void merge_signature_data(peat_signature_t& into, const peat_signature_t
     into.max_rel_error_index = from.max_rel_error_index;
   }
   into.max_abs_golden = (from.max_abs_golden > into.max_abs_golden ? from.max_abs_golden : into.max_abs_golden);
-  sum_merge(into.sum_error, from.sum_error);
-  sum_merge(into.sum_abs_error, from.sum_abs_error);
-  sum_merge(into.sum_sq_error, from.sum_sq_error);
-  sum_merge(into.sum_sq_golden, from.sum_sq_golden);
-  sum_merge(into.sum_sq_candidate, from.sum_sq_candidate);
-  sum_merge(into.sum_golden_candidate, from.sum_golden_candidate);
+  exact_sum_merge(into.sum_error, from.sum_error);
+  exact_sum_merge(into.sum_abs_error, from.sum_abs_error);
+  exact_sum_merge(into.sum_sq_error, from.sum_sq_error);
+  exact_sum_merge(into.sum_sq_golden, from.sum_sq_golden);
+  exact_sum_merge(into.sum_sq_candidate, from.sum_sq_candidate);
+  exact_sum_merge(into.sum_golden_candidate, from.sum_golden_candidate);
   if (from.ratio_count > 0) {
     if (into.ratio_count == 0) {
       into.ratio_min = from.ratio_min;
       into.ratio_max = from.ratio_max;
     } else {
-      if (from.ratio_min < into.ratio_min) into.ratio_min = from.ratio_min;
-      if (from.ratio_max > into.ratio_max) into.ratio_max = from.ratio_max;
+      if (less_total(from.ratio_min, into.ratio_min)) into.ratio_min = from.ratio_min;
+      if (less_total(into.ratio_max, from.ratio_max)) into.ratio_max = from.ratio_max;
     }
-    moments_merge(into.ratio_count, into.ratio_mean, into.ratio_m2, from.ratio_count, from.ratio_mean,
-                      from.ratio_m2);
+    into.ratio_count += from.ratio_count;
+    exact_sum_merge(into.ratio_dev_sum, from.ratio_dev_sum);
+    exact_sum_merge(into.ratio_dev_sq_sum, from.ratio_dev_sq_sum);
   }
   for (int i = 0; i < PEAT_SIGNATURE_ULP_BUCKETS; ++i) into.ulp_hist[i] += from.ulp_hist[i];
   for (int i = 0; i < PEAT_SIGNATURE_REL_BUCKETS; ++i) into.rel_hist[i] += from.rel_hist[i];

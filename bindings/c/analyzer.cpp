@@ -168,6 +168,25 @@ PEAT_API peat_status_t peat_spatial_map_merge(peat_spatial_map_t* inout_dst, con
   });
 }
 
+PEAT_API peat_status_t peat_exact_sum_value(const peat_exact_sum_t* sum, double* out) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(sum, "sum");
+    peat::require_arg(out, "out");
+    *out = peat::analyzer::sum_value(*sum);
+  });
+}
+
+PEAT_API peat_status_t peat_signature_read_sums(const peat_signature_t* signature, peat_signature_sums_t* out) {
+  return peat::c_call(__func__, [&] {
+    check_signature(signature, "signature");
+    peat::require_arg(out, "out");
+    if (out->struct_size != sizeof(peat_signature_sums_t))
+      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out: struct_size {} is not {}", out->struct_size,
+                 sizeof(peat_signature_sums_t));
+    *out = peat::analyzer::sums_of(*signature);
+  });
+}
+
 PEAT_API peat_status_t peat_signature_rmse(const peat_signature_t* signature, double* out) {
   return metric(__func__, signature, out, [](const peat_signature_t& s) { return peat::analyzer::rmse(s); });
 }

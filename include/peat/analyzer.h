@@ -7,11 +7,13 @@
  * It is a fixed-size POD: a GPU block, a TBB task, a whole tensor and a whole
  * training run all produce the same type, and peat_signature_merge combines
  * two of them. Merging is associative and commutative: counts add, extrema
- * keep the larger value (the lower element index on a tie), histograms add,
- * moments combine by Chan's formula, sums are compensated (hi + lo) sums.
- * Counts, extrema, indices and histograms of a merged signature are identical
- * whatever the split and order; the floating sums and moments agree to within
- * rounding (the tests hold them to a relative 1e-13 of the sum of magnitudes).
+ * keep the larger value (the lower element index on a tie, -0 below +0),
+ * histograms add, and every floating-point sum is an exact fixed-point sum
+ * (peat_exact_sum_t) to which each per-element term is added without
+ * rounding. A signature is therefore a function of the multiset of (index,
+ * golden, candidate) pairs only: any split of a tensor into pieces, merged in
+ * any order and grouping, gives a byte-identical signature. Read the sums as
+ * rounded doubles with peat_signature_read_sums (or peat_exact_sum_value).
  *
  * Golden dtype rules: the golden tensor's dtype decides every bit-level metric
  * (bitwise mismatch, ULP distance, XOR bit positions). A candidate of another
@@ -81,12 +83,23 @@ extern "C" {
 
 /* ------------------------------------------------------------ signature -- */
 
-/* A compensated floating-point sum: the value is hi + lo, where lo carries the
- * rounding error of the additions into hi (TwoSum). Read it as hi + lo. */
-typedef struct peat_sum {
-  double hi; /* the rounded running sum */
-  double lo; /* its accumulated rounding error */
-} peat_sum_t;
+/* An exact sum of doubles (a fixed-point superaccumulator): the finite terms
+ * add up without rounding into a 2176-bit two's-complement integer N, the sum
+ * being N * 2^PEAT_EXACT_SUM_SCALE_EXPONENT (every finite double is a whole
+ * multiple of 2^-1088, and 2^64 terms below 2^1024 cannot overflow it). The
+ * representation of a value is unique, so equal sums are byte-identical.
+ * Non-finite terms set flags instead. Read it with peat_exact_sum_value
+ * (rounded to nearest) rather than touching the digits. */
+#define PEAT_EXACT_SUM_DIGITS 68
+#define PEAT_EXACT_SUM_SCALE_EXPONENT (-1088)
+#define PEAT_EXACT_SUM_POS_INF 0x1u /* a +Inf term was added */
+#define PEAT_EXACT_SUM_NEG_INF 0x2u /* a -Inf term was added */
+#define PEAT_EXACT_SUM_NAN 0x4u     /* a NaN term was added */
+typedef struct peat_exact_sum {
+  uint32_t digits[PEAT_EXACT_SUM_DIGITS]; /* N, little-endian base-2^32 digits, two's complement */
+  uint32_t nonfinite; /* PEAT_EXACT_SUM_* flags of the non-finite terms (the sum is then NaN or +-Inf) */
+  uint32_t reserved;  /* 0 */
+} peat_exact_sum_t;
 
 /* The error signature of (golden g, candidate c). "Pair" is one element of
  * each at the same logical index. "Finite pair": both g and c are finite
@@ -126,19 +139,24 @@ typedef struct peat_signature {
   double max_rel_error;           /* max |e| / |g| over finite pairs with g != 0; 0 if none */
   int64_t max_rel_error_index;    /* element index of max_rel_error (lowest on ties); -1 if none */
   double max_abs_golden;          /* max |g| over finite pairs */
-  peat_sum_t sum_error;           /* sum of e (signed: bias) */
-  peat_sum_t sum_abs_error;       /* sum of |e| */
-  peat_sum_t sum_sq_error;        /* sum of e^2 */
-  peat_sum_t sum_sq_golden;       /* sum of g^2 */
-  peat_sum_t sum_sq_candidate;    /* sum of c^2 */
-  peat_sum_t sum_golden_candidate;/* sum of g*c */
+  /* Exact sums over finite pairs; each term is computed in double per pair
+   * (e = c - g, then e*e etc., each rounded once), then added exactly. */
+  peat_exact_sum_t sum_error;           /* sum of e (signed: bias) */
+  peat_exact_sum_t sum_abs_error;       /* sum of |e| */
+  peat_exact_sum_t sum_sq_error;        /* sum of e*e */
+  peat_exact_sum_t sum_sq_golden;       /* sum of g*g */
+  peat_exact_sum_t sum_sq_candidate;    /* sum of c*c */
+  peat_exact_sum_t sum_golden_candidate;/* sum of g*c */
 
-  /* ---- ratio c/g over well-conditioned pairs (finite pair, |g| >= ratio_min_abs, g != 0) ---- */
-  uint64_t ratio_count;           /* pairs in the ratio statistics */
-  double ratio_mean;              /* mean of c/g (Welford/Chan) */
-  double ratio_m2;                /* sum of squared deviations of c/g from ratio_mean (variance = m2/count) */
-  double ratio_min;               /* min of c/g; 0 when ratio_count == 0 */
-  double ratio_max;               /* max of c/g; 0 when ratio_count == 0 */
+  /* ---- ratio c/g over well-conditioned pairs (finite pair, |g| >= ratio_min_abs, g != 0) ----
+   * Kept as exact sums of the deviation d = (c/g) - 1 (each step rounded in
+   * double; shifted by 1 so that ratios near 1 keep their precision); the
+   * mean and M2 are read with peat_signature_read_sums. */
+  uint64_t ratio_count;                 /* pairs in the ratio statistics */
+  peat_exact_sum_t ratio_dev_sum;       /* sum of d */
+  peat_exact_sum_t ratio_dev_sq_sum;    /* sum of d*d */
+  double ratio_min;               /* min of c/g (-0 below +0); 0 when ratio_count == 0 */
+  double ratio_max;               /* max of c/g (+0 above -0); 0 when ratio_count == 0 */
 
   /* ---- distributions (every pair lands in one bucket of each of the first two) ---- */
   uint64_t ulp_hist[PEAT_SIGNATURE_ULP_BUCKETS];       /* ULP distance, log2 buckets (see above) */
@@ -295,6 +313,33 @@ PEAT_API peat_status_t peat_signature_merge(peat_signature_t* inout_dst, const p
  * Errors: NULL -> INVALID_ARGUMENT; geometry or ranges that do not fit ->
  * INVALID_ARGUMENT; caller buffer too small -> BUFFER_TOO_SMALL. */
 PEAT_API peat_status_t peat_spatial_map_merge(peat_spatial_map_t* inout_dst, const peat_spatial_map_t* src);
+
+/* The exact sum rounded to the nearest double (ties to even): NaN when a NaN
+ * term was added or both a +Inf and a -Inf; +-Inf when one of them was, or
+ * when the exact sum lies beyond the double range. Errors: NULL ->
+ * INVALID_ARGUMENT. Thread-safe. */
+PEAT_API peat_status_t peat_exact_sum_value(const peat_exact_sum_t* sum, double* out);
+
+/* The sums of a signature as doubles (see peat_signature_read_sums). */
+typedef struct peat_signature_sums {
+  uint32_t struct_size;        /* set by the caller (sizeof(peat_signature_sums_t)) */
+  uint32_t reserved;           /* 0 */
+  double sum_error;            /* sum of e, rounded to nearest */
+  double sum_abs_error;        /* sum of |e|, rounded to nearest */
+  double sum_sq_error;         /* sum of e^2, rounded to nearest */
+  double sum_sq_golden;        /* sum of g^2, rounded to nearest */
+  double sum_sq_candidate;     /* sum of c^2, rounded to nearest */
+  double sum_golden_candidate; /* sum of g*c, rounded to nearest */
+  double ratio_mean;           /* mean of c/g: 1 + (sum d) / ratio_count; 0 when ratio_count == 0 */
+  double ratio_m2;             /* sum of squared deviations of c/g from its mean:
+                                  sum d^2 - (sum d)^2 / ratio_count (double-double from the exact
+                                  sums, clamped at 0); variance = ratio_m2 / ratio_count */
+} peat_signature_sums_t;
+
+/* Reads the exact sums of *signature into *out as doubles (a deterministic
+ * function of the signature). Errors: NULL -> INVALID_ARGUMENT; bad
+ * struct_size of either -> VERSION_MISMATCH. Thread-safe. */
+PEAT_API peat_status_t peat_signature_read_sums(const peat_signature_t* signature, peat_signature_sums_t* out);
 
 /* ------------------------------------------------------ derived metrics -- */
 /* Each reads a signature and writes one number. Errors: NULL -> INVALID_ARGUMENT;

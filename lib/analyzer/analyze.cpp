@@ -10,6 +10,7 @@
 // function the GPU kernels call.
 #include "analyzer/analyze.hpp"
 
+#include "analyzer/exact_acc.hpp"
 #include "analyzer/map.hpp"
 #include "analyzer/simd_f32.hpp"
 #include "core/dtype.hpp"
@@ -64,15 +65,22 @@ T load(const std::byte* base, int64_t offset) {
 }
 
 // Per-chunk accumulation: the integer parts go straight into a partial
-// signature; the floating sums are plain doubles over the chunk, folded into
-// the compensated sums once per chunk; the ratio moments use a shifted
-// one-pass form (shift = the chunk's first ratio) folded in by Chan's rule.
+// signature; the sums go into carry-save exact accumulators (exact_acc.hpp),
+// flushed into the partial's exact sums once per chunk; the ratio extrema are
+// kept here and merged in at the end of the chunk.
 struct ChunkSums {
-  static constexpr int64_t kFoldEvery = 4096;  // plain sums run over at most this many elements
-  int64_t pending = 0;
-  double err = 0, abs_err = 0, sq_err = 0, sq_g = 0, sq_c = 0, gc = 0;
+  ExactAcc acc[kSumCount];
   uint64_t ratio_n = 0;
-  double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
+  double ratio_min = 0, ratio_max = 0;
+
+  void ratio_add(double r) {
+    if (ratio_n == 0 || hd::less_total(r, ratio_min)) ratio_min = r;
+    if (ratio_n == 0 || hd::less_total(ratio_max, r)) ratio_max = r;
+    ratio_n += 1;
+    const double d = r - 1.0;
+    acc[kSumRatioDev].add(d);
+    acc[kSumRatioDevSq].add(d * d);
+  }
 
   // XOR bit positions without a loop over the set bits: nibble j of nib[k]
   // counts bit 4j+k (up to 15 pairs), widened into byte counters (byte m of
@@ -113,18 +121,6 @@ struct ChunkSums {
   }
 };
 
-// Folds the plain sums into the compensated ones and clears them.
-void fold_plain(peat_signature_t& s, ChunkSums& sums) {
-  hd::sum_add(s.sum_error, sums.err);
-  hd::sum_add(s.sum_abs_error, sums.abs_err);
-  hd::sum_add(s.sum_sq_error, sums.sq_err);
-  hd::sum_add(s.sum_sq_golden, sums.sq_g);
-  hd::sum_add(s.sum_sq_candidate, sums.sq_c);
-  hd::sum_add(s.sum_golden_candidate, sums.gc);
-  sums.err = sums.abs_err = sums.sq_err = sums.sq_g = sums.sq_c = sums.gc = 0;
-  sums.pending = 0;
-}
-
 F32FastParams fast_params(const ResolvedConfig& cfg, bool map) {
   F32FastParams p;
   p.rtol = cfg.rtol;
@@ -136,7 +132,7 @@ F32FastParams fast_params(const ResolvedConfig& cfg, bool map) {
   return p;
 }
 
-F32FastState fast_state(peat_signature_t& s, const ChunkSums& sums) {
+F32FastState fast_state(peat_signature_t& s, ChunkSums& sums) {
   F32FastState st;
   st.max_abs = s.max_abs_error;
   st.max_abs_index = s.max_abs_error_index;
@@ -145,18 +141,10 @@ F32FastState fast_state(peat_signature_t& s, const ChunkSums& sums) {
   st.max_rel = s.max_rel_error;
   st.max_rel_index = s.max_rel_error_index;
   st.max_abs_golden = s.max_abs_golden;
-  st.sum_e = sums.err;
-  st.sum_abs = sums.abs_err;
-  st.sum_e2 = sums.sq_err;
-  st.sum_g2 = sums.sq_g;
-  st.sum_c2 = sums.sq_c;
-  st.sum_gc = sums.gc;
   st.ratio_n = sums.ratio_n;
-  st.ratio_shift = sums.ratio_shift;
-  st.ratio_s1 = sums.ratio_s1;
-  st.ratio_s2 = sums.ratio_s2;
   st.ratio_min = sums.ratio_min;
   st.ratio_max = sums.ratio_max;
+  st.acc = sums.acc;
   st.ulp_hist = s.ulp_hist;
   st.rel_hist = s.rel_hist;
   st.xor_bit_hist = s.xor_bit_hist;
@@ -176,16 +164,7 @@ void store_fast_state(const F32FastState& st, peat_signature_t& s, ChunkSums& su
   s.max_rel_error = st.max_rel;
   s.max_rel_error_index = st.max_rel_index;
   s.max_abs_golden = st.max_abs_golden;
-  sums.err = st.sum_e;
-  sums.abs_err = st.sum_abs;
-  sums.sq_err = st.sum_e2;
-  sums.sq_g = st.sum_g2;
-  sums.sq_c = st.sum_c2;
-  sums.gc = st.sum_gc;
   sums.ratio_n = st.ratio_n;
-  sums.ratio_shift = st.ratio_shift;
-  sums.ratio_s1 = st.ratio_s1;
-  sums.ratio_s2 = st.ratio_s2;
   sums.ratio_min = st.ratio_min;
   sums.ratio_max = st.ratio_max;
 }
@@ -226,28 +205,17 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
       }
       const double abs_g = std::fabs(p.g);
       s.max_abs_golden = abs_g > s.max_abs_golden ? abs_g : s.max_abs_golden;
-      sums.err += p.err;
-      sums.abs_err += p.abs_err;
-      sums.sq_err += p.err * p.err;
-      sums.sq_g += p.g * p.g;
-      sums.sq_c += p.c * p.c;
-      sums.gc += p.g * p.c;
+      sums.acc[kSumError].add(p.err);
+      sums.acc[kSumAbsError].add(p.abs_err);
+      sums.acc[kSumSqError].add(p.err * p.err);
+      sums.acc[kSumSqGolden].add(p.g * p.g);
+      sums.acc[kSumSqCandidate].add(p.c * p.c);
+      sums.acc[kSumGoldenCandidate].add(p.g * p.c);
       if ((f & hd::kRelDefined) && (p.rel > s.max_rel_error || s.max_rel_error_index < 0)) {
         s.max_rel_error = p.rel;
         s.max_rel_error_index = index;
       }
-      if (f & hd::kRatio) {
-        if (sums.ratio_n == 0) {
-          sums.ratio_shift = p.ratio;
-          sums.ratio_min = sums.ratio_max = p.ratio;
-        }
-        const double d = p.ratio - sums.ratio_shift;
-        sums.ratio_n += 1;
-        sums.ratio_s1 += d;
-        sums.ratio_s2 += d * d;
-        sums.ratio_min = p.ratio < sums.ratio_min ? p.ratio : sums.ratio_min;
-        sums.ratio_max = p.ratio > sums.ratio_max ? p.ratio : sums.ratio_max;
-      }
+      if (f & hd::kRatio) sums.ratio_add(p.ratio);
     } else {
       s.golden_nan_count += (f & hd::kGoldenNan) ? 1 : 0;
       s.golden_inf_count += (f & hd::kGoldenInf) ? 1 : 0;
@@ -271,53 +239,48 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
   constexpr bool kF16 = std::is_same_v<G, hd::FormatF16> && std::is_same_v<C, hd::FormatF16>;
   const bool fast = (kF32 || kBF16 || kF16) && g_stride == 1 && c_stride == 1 &&
                     (!kMap || cfg.map_mismatch == PEAT_MISMATCH_TOLERANCE);
-  for (int64_t j0 = 0; j0 < n;) {
-    const int64_t j1 = std::min(n, j0 + (ChunkSums::kFoldEvery - sums.pending));
-    if (fast) {
-      const GB* gw = reinterpret_cast<const GB*>(gbase) + g_off;
-      const GB* cw = reinterpret_cast<const GB*>(cbase) + c_off;
-      const int64_t lanes = f32_fast_lanes();
-      int64_t j = j0;
-      while (j < j1) {
-        F32FastState st = fast_state(s, sums);
-        int64_t done = 0;
-        if constexpr (kF32)
-          done = f32_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
-        else if constexpr (kBF16)
-          done = bf16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
-        else if constexpr (kF16)
-          done = f16_fast(gw + j, cw + j, j1 - j, index0 + j, fast_params(cfg, kMap), st);
-        if (done > 0) store_fast_state(st, s, sums);
-        j += done;
-        const int64_t k = std::min(j1, j + lanes);  // the vector that stopped the fast path
-        scalar_range(j, k);
-        j = k;
-      }
-    } else {
-      scalar_range(j0, j1);
+  if (fast) {
+    const GB* gw = reinterpret_cast<const GB*>(gbase) + g_off;
+    const GB* cw = reinterpret_cast<const GB*>(cbase) + c_off;
+    const int64_t lanes = f32_fast_lanes();
+    int64_t j = 0;
+    while (j < n) {
+      F32FastState st = fast_state(s, sums);
+      int64_t done = 0;
+      if constexpr (kF32)
+        done = f32_fast(gw + j, cw + j, n - j, index0 + j, fast_params(cfg, kMap), st);
+      else if constexpr (kBF16)
+        done = bf16_fast(gw + j, cw + j, n - j, index0 + j, fast_params(cfg, kMap), st);
+      else if constexpr (kF16)
+        done = f16_fast(gw + j, cw + j, n - j, index0 + j, fast_params(cfg, kMap), st);
+      if (done > 0) store_fast_state(st, s, sums);
+      j += done;
+      const int64_t k = std::min(n, j + lanes);  // the vector that stopped the fast path
+      scalar_range(j, k);
+      j = k;
     }
-    sums.pending += j1 - j0;
-    if (sums.pending >= ChunkSums::kFoldEvery) fold_plain(s, sums);
-    j0 = j1;
+  } else {
+    scalar_range(0, n);
   }
   s.count += static_cast<uint64_t>(n);
 }
 
 void fold_sums(peat_signature_t& s, ChunkSums& sums) {
-  fold_plain(s, sums);
+  peat_exact_sum_t* const targets[kSumCount] = {&s.sum_error,        &s.sum_abs_error,        &s.sum_sq_error,
+                                                &s.sum_sq_golden,    &s.sum_sq_candidate,     &s.sum_golden_candidate,
+                                                &s.ratio_dev_sum,    &s.ratio_dev_sq_sum};
+  for (int q = 0; q < kSumCount; ++q) sums.acc[q].flush_into(*targets[q]);
   sums.xor_flush(s.xor_bit_hist);
   if (sums.ratio_n > 0) {
-    const double n = static_cast<double>(sums.ratio_n);
-    const double mean_d = sums.ratio_s1 / n;
-    const double m2 = std::max(0.0, sums.ratio_s2 - sums.ratio_s1 * mean_d);
     if (s.ratio_count == 0) {
       s.ratio_min = sums.ratio_min;
       s.ratio_max = sums.ratio_max;
     } else {
-      s.ratio_min = std::min(s.ratio_min, sums.ratio_min);
-      s.ratio_max = std::max(s.ratio_max, sums.ratio_max);
+      if (hd::less_total(sums.ratio_min, s.ratio_min)) s.ratio_min = sums.ratio_min;
+      if (hd::less_total(s.ratio_max, sums.ratio_max)) s.ratio_max = sums.ratio_max;
     }
-    hd::moments_merge(s.ratio_count, s.ratio_mean, s.ratio_m2, sums.ratio_n, sums.ratio_shift + mean_d, m2);
+    s.ratio_count += sums.ratio_n;
+    sums.ratio_n = 0;
   }
 }
 

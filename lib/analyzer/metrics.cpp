@@ -9,8 +9,6 @@
 
 namespace peat::analyzer {
 
-double sum_value(const peat_sum_t& s) noexcept { return s.hi + s.lo; }
-
 double rmse(const peat_signature_t& s) noexcept {
   if (s.finite_count == 0) return 0;
   return std::sqrt(std::max(0.0, sum_value(s.sum_sq_error)) / static_cast<double>(s.finite_count));

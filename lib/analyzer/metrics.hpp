@@ -3,9 +3,10 @@
 
 #include <peat/analyzer.h>
 
+#include "analyzer/sums.hpp"
+
 namespace peat::analyzer {
 
-double sum_value(const peat_sum_t& s) noexcept;  // hi + lo
 double rmse(const peat_signature_t& s) noexcept;
 double relative_l2(const peat_signature_t& s) noexcept;
 double sqnr_db(const peat_signature_t& s) noexcept;

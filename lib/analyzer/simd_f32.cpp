@@ -13,8 +13,17 @@
 
 #include "analyzer/simd_f32.hpp"
 
+#include "analyzer/exact_acc.hpp"
+#include "signature_element.h"
+
 #include <cmath>
 #include <cstring>
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define PEAT_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#  define PEAT_ALWAYS_INLINE
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace peat::analyzer {
@@ -53,9 +62,95 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   const auto ratio_min = hn::Set(df, p.ratio_min_abs);
   const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
 
-  VD se = hn::Zero(dd), sa = hn::Zero(dd), se2 = hn::Zero(dd), sg2 = hn::Zero(dd), sc2 = hn::Zero(dd),
-     sgc = hn::Zero(dd);
-  VD rs1 = hn::Zero(dd), rs2 = hn::Zero(dd);
+  // Exact sums: each sum q has a window of lane accumulators in fixed point
+  // with lowest bit 2^base[q], held in double lanes that stay exact because
+  // every partial sum is an integer below 2^53 (in units of 2^base). A term
+  // x with v = x * 2^-base goes in as two integer parts, high = trunc(v /
+  // 2^32) below 2^42 and low = v - high * 2^32 below 2^32, when v is an
+  // integer below 2^74; d = c/g - 1 (a multiple of 2^-53) goes in as one part
+  // when below 2^42. Any other term goes to the scalar exact accumulator. The
+  // windows are flushed into the exact accumulators after at most 2^11 adds
+  // per lane and at the end. Every path is exact: the bases only decide speed.
+  constexpr int kWindowFlush = 2048;
+  VD win_hi[kSumCount], win_lo[kSumCount];
+  int win_base[kSumCount];
+  VD win_scale[kSumCount];
+  for (int q = 0; q < kSumCount; ++q) win_hi[q] = win_lo[q] = hn::Zero(dd);
+  bool have_base = false;
+  int win_pending = 0;
+  const VD two_m32 = hn::Set(dd, 0x1p-32), two_32 = hn::Set(dd, 0x1p32);
+  const VD limit42 = hn::Set(dd, 0x1p42), limit74 = hn::Set(dd, 0x1p74);
+  ExactAcc* const acc = s.acc;
+  auto set_base = [&](int q, double max_abs) {
+    // Room for terms 2^8 above max_abs; d = c/g - 1 of ordinary pairs is a
+    // multiple of 2^-53, so its window is fixed.
+    int b = -100;
+    if (q == kSumRatioDev) {
+      b = -53;
+    } else if (max_abs > 0) {
+      int e;
+      uint64_t frac;
+      hd::log2_split(max_abs, e, frac);
+      b = e + 8 - 74;
+    }
+    b = b < -900 ? -900 : (b > 900 ? 900 : b);
+    win_base[q] = b;
+    win_scale[q] = hn::Set(dd, hd::exact_pow2(-b));
+  };
+  auto flush_windows = [&] {
+    HWY_ALIGN double hi[hn::MaxLanes(dd)], lo[hn::MaxLanes(dd)];
+    const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
+    for (int q = 0; q < kSumCount; ++q) {
+      hn::Store(win_hi[q], dd, hi);
+      hn::Store(win_lo[q], dd, lo);
+      const double unit = hd::exact_pow2(win_base[q]), unit_hi = hd::exact_pow2(win_base[q] + 32);
+      for (int64_t l = 0; l < L; ++l) {
+        acc[q].add(hi[l] * unit_hi);  // exact: an integer below 2^53 times a power of two
+        acc[q].add(lo[l] * unit);
+      }
+      win_hi[q] = win_lo[q] = hn::Zero(dd);
+    }
+    win_pending = 0;
+  };
+  auto fallback = [&](int q, hn::Mask<decltype(dd)> ok, VD x) {
+    HWY_ALIGN double xs[hn::MaxLanes(dd)];
+    hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
+    for (size_t l = 0; l < hn::Lanes(dd); ++l) acc[q].add(xs[l]);
+  };
+  // Inlined so that q is a constant at each call and the windows stay in
+  // registers (out of line, they go through memory).
+  auto add_exact = [&](int q, VD x) PEAT_ALWAYS_INLINE {
+    const VD v = hn::Mul(x, win_scale[q]);
+    if (q == kSumRatioDev) {
+      const auto ok = hn::And(hn::Eq(hn::Trunc(v), v), hn::Lt(hn::Abs(v), limit42));
+      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
+      win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, v));
+      return;
+    }
+    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
+    const VD vl = hn::NegMulAdd(vh, two_32, v);  // exact: the bits of v below 2^32
+    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), limit74));
+    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
+    win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(ok, vh));
+    win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, vl));
+  };
+  // e and |e| share one split (same window: both are based on max |e|): the
+  // parts of |e| are the absolute values of the parts of e.
+  auto add_exact_e = [&](VD x) PEAT_ALWAYS_INLINE {
+    const VD v = hn::Mul(x, win_scale[kSumError]);
+    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
+    const VD vl = hn::NegMulAdd(vh, two_32, v);
+    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), limit74));
+    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) {
+      fallback(kSumError, ok, x);
+      fallback(kSumAbsError, ok, hn::Abs(x));
+    }
+    const VD h = hn::IfThenElseZero(ok, vh), l = hn::IfThenElseZero(ok, vl);
+    win_hi[kSumError] = hn::Add(win_hi[kSumError], h);
+    win_lo[kSumError] = hn::Add(win_lo[kSumError], l);
+    win_hi[kSumAbsError] = hn::Add(win_hi[kSumAbsError], hn::Abs(h));
+    win_lo[kSumAbsError] = hn::Add(win_lo[kSumAbsError], hn::Abs(l));
+  };
   auto vmax_g = hn::Zero(df);
   uint64_t bitwise = 0, fails = 0;
   // The ULP, relative-error and popcount histograms are counted together:
@@ -155,8 +250,6 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   };
   float t_abs = s.max_abs_index < 0 ? -1.0f : floor_float(s.max_abs);
   float t_rel = s.max_rel_index < 0 ? -1.0f : floor_float(s.max_rel * (1.0 - 0x1p-22));
-  bool have_shift = s.ratio_n > 0;
-  VD vshift = hn::Set(dd, s.ratio_shift);
   VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
 
   int64_t i = 0;
@@ -211,26 +304,44 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     fails += nfail;
     bitwise += hn::CountTrue(du, hn::Ne(gb, cb));
 
-    // Sums (products of f32 values are exact in double).
-    se = hn::Add(se, hn::Add(e_lo, e_hi));
-    sa = hn::Add(sa, hn::Add(ae_lo, ae_hi));
-    se2 = hn::Add(se2, hn::Add(hn::Mul(e_lo, e_lo), hn::Mul(e_hi, e_hi)));
-    sg2 = hn::Add(sg2, hn::Add(hn::Mul(g_lo, g_lo), hn::Mul(g_hi, g_hi)));
-    sc2 = hn::Add(sc2, hn::Add(hn::Mul(c_lo, c_lo), hn::Mul(c_hi, c_hi)));
-    sgc = hn::Add(sgc, hn::Add(hn::Mul(g_lo, c_lo), hn::Mul(g_hi, c_hi)));
-    vmax_g = hn::Max(vmax_g, agf);
-
-    // Ratio c / g in double.
+    // Exact sums (products of f32 values are exact in double).
+    const VD e2_lo = hn::Mul(e_lo, e_lo), e2_hi = hn::Mul(e_hi, e_hi);
+    const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
+    const VD c2_lo = hn::Mul(c_lo, c_lo), c2_hi = hn::Mul(c_hi, c_hi);
+    const VD gc_lo = hn::Mul(g_lo, c_lo), gc_hi = hn::Mul(g_hi, c_hi);
+    // Ratio c / g in double, as its deviation d = r - 1.
+    const VD one = hn::Set(dd, 1.0);
     const VD r_lo = hn::Div(c_lo, g_lo), r_hi = hn::Div(c_hi, g_hi);
-    if (!have_shift) {
-      s.ratio_shift = hn::GetLane(r_lo);
-      vshift = hn::Set(dd, s.ratio_shift);
-      rmin = rmax = vshift;
-      have_shift = true;
+    const VD d_lo = hn::Sub(r_lo, one), d_hi = hn::Sub(r_hi, one);
+    const VD d2_lo = hn::Mul(d_lo, d_lo), d2_hi = hn::Mul(d_hi, d_hi);
+    if (!have_base) {
+      const VD terms[kSumCount] = {hn::Max(hn::Abs(e_lo), hn::Abs(e_hi)), hn::Max(ae_lo, ae_hi),
+                                   hn::Max(e2_lo, e2_hi), hn::Max(g2_lo, g2_hi), hn::Max(c2_lo, c2_hi),
+                                   hn::Max(hn::Abs(gc_lo), hn::Abs(gc_hi)), hn::Zero(dd), hn::Max(d2_lo, d2_hi)};
+      for (int q = 0; q < kSumCount; ++q) set_base(q, hn::GetLane(hn::MaxOfLanes(dd, terms[q])));
+      have_base = true;
+      if (s.ratio_n == 0) {
+        s.ratio_min = s.ratio_max = hn::GetLane(r_lo);
+      }
+      rmin = hn::Set(dd, s.ratio_min);
+      rmax = hn::Set(dd, s.ratio_max);
     }
-    const VD d_lo = hn::Sub(r_lo, vshift), d_hi = hn::Sub(r_hi, vshift);
-    rs1 = hn::Add(rs1, hn::Add(d_lo, d_hi));
-    rs2 = hn::Add(rs2, hn::Add(hn::Mul(d_lo, d_lo), hn::Mul(d_hi, d_hi)));
+    add_exact_e(e_lo);
+    add_exact_e(e_hi);
+    add_exact(kSumSqError, e2_lo);
+    add_exact(kSumSqError, e2_hi);
+    add_exact(kSumSqGolden, g2_lo);
+    add_exact(kSumSqGolden, g2_hi);
+    add_exact(kSumSqCandidate, c2_lo);
+    add_exact(kSumSqCandidate, c2_hi);
+    add_exact(kSumGoldenCandidate, gc_lo);
+    add_exact(kSumGoldenCandidate, gc_hi);
+    add_exact(kSumRatioDev, d_lo);
+    add_exact(kSumRatioDev, d_hi);
+    add_exact(kSumRatioDevSq, d2_lo);
+    add_exact(kSumRatioDevSq, d2_hi);
+    if (++win_pending == kWindowFlush / 2) flush_windows();  // two adds per vector
+    vmax_g = hn::Max(vmax_g, agf);
     rmin = hn::Min(rmin, hn::Min(r_lo, r_hi));
     rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
 
@@ -320,23 +431,16 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   }
   if (xpending > 0 || xnib_pending > 0) flush_xor();
   if (hpending > 0 || hnib_pending > 0) flush_hist();
-  if (i == 0) return 0;
+  if (i == 0) return 0;  // no vector taken: the windows are empty
 
   s.count += static_cast<uint64_t>(i);
   s.finite += static_cast<uint64_t>(i);
   s.bitwise += bitwise;
   s.tolerance_fail += fails;
-  s.sum_e += hn::GetLane(hn::SumOfLanes(dd, se));
-  s.sum_abs += hn::GetLane(hn::SumOfLanes(dd, sa));
-  s.sum_e2 += hn::GetLane(hn::SumOfLanes(dd, se2));
-  s.sum_g2 += hn::GetLane(hn::SumOfLanes(dd, sg2));
-  s.sum_c2 += hn::GetLane(hn::SumOfLanes(dd, sc2));
-  s.sum_gc += hn::GetLane(hn::SumOfLanes(dd, sgc));
+  flush_windows();
   const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, vmax_g)));
   if (mg > s.max_abs_golden) s.max_abs_golden = mg;
   s.ratio_n += static_cast<uint64_t>(i);
-  s.ratio_s1 += hn::GetLane(hn::SumOfLanes(dd, rs1));
-  s.ratio_s2 += hn::GetLane(hn::SumOfLanes(dd, rs2));
   s.ratio_min = hn::GetLane(hn::MinOfLanes(dd, rmin));
   s.ratio_max = hn::GetLane(hn::MaxOfLanes(dd, rmax));
   return i;

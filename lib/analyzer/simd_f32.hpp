@@ -15,6 +15,21 @@
 
 namespace peat::analyzer {
 
+struct ExactAcc;  // exact_acc.hpp
+
+// The exact sums of a signature, in the order of the accumulators a chunk keeps.
+enum SumIndex : int {
+  kSumError = 0,       // e
+  kSumAbsError,        // |e|
+  kSumSqError,         // e*e
+  kSumSqGolden,        // g*g
+  kSumSqCandidate,     // c*c
+  kSumGoldenCandidate, // g*c
+  kSumRatioDev,        // d = c/g - 1
+  kSumRatioDevSq,      // d*d
+  kSumCount
+};
+
 struct F32FastParams {
   double rtol = 0, atol = 0;
   float ratio_min_abs = 0;      // smallest float >= the config's ratio_min_abs
@@ -25,9 +40,9 @@ struct F32FastState {
   uint64_t count = 0, bitwise = 0, tolerance_fail = 0, finite = 0;
   double max_abs = 0, max_abs_g = 0, max_abs_c = 0, max_rel = 0, max_abs_golden = 0;
   int64_t max_abs_index = -1, max_rel_index = -1;
-  double sum_e = 0, sum_abs = 0, sum_e2 = 0, sum_g2 = 0, sum_c2 = 0, sum_gc = 0;
-  uint64_t ratio_n = 0;
-  double ratio_shift = 0, ratio_s1 = 0, ratio_s2 = 0, ratio_min = 0, ratio_max = 0;
+  uint64_t ratio_n = 0;          // ratios so far (this chunk); min/max valid when > 0
+  double ratio_min = 0, ratio_max = 0;
+  ExactAcc* acc = nullptr;        // [kSumCount] exact accumulators the sums go to
   uint64_t* ulp_hist = nullptr;
   uint64_t* rel_hist = nullptr;
   uint64_t* xor_bit_hist = nullptr;

@@ -6,6 +6,7 @@
 // flip sits on) follow it.
 #include "detector/detector.hpp"
 
+#include "analyzer/sums.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "float_bits.h"
@@ -24,7 +25,7 @@ constexpr int kLarge = PEAT_SIGNATURE_REL_LARGE_BUCKET;
 // The relative-error bucket holding 2^e (e in -64..-1); e = 0 is the r >= 1 bucket.
 constexpr int rel_bucket(int e) { return e + 66; }
 
-double sum_of(const peat_sum_t& s) { return s.hi + s.lo; }
+double sum_of(const peat_exact_sum_t& s) { return analyzer::sum_value(s); }
 
 // Storage bits of a finite double rounded to the golden dtype (RNE).
 uint64_t bits_of(double v, Float f) {
@@ -426,8 +427,9 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
   if (!primary_done && s.ratio_count >= 4 &&
       static_cast<double>(s.ratio_count) >= 0.5 * static_cast<double>(s.finite_count) &&
       n >= 0.5 * static_cast<double>(s.ratio_count)) {
-    const double mean = s.ratio_mean;
-    const double sd = std::sqrt(std::max(0.0, s.ratio_m2 / static_cast<double>(s.ratio_count)));
+    const peat_signature_sums_t ratio = analyzer::sums_of(s);
+    const double mean = ratio.ratio_mean;
+    const double sd = std::sqrt(std::max(0.0, ratio.ratio_m2 / static_cast<double>(s.ratio_count)));
     const double rel_sd = mean != 0 ? sd / std::fabs(mean) : INFINITY;
     if (rel_sd <= 4 * F.u_store && std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean)) {
       auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * rel_sd / (4 * F.u_store), static_cast<int64_t>(F.n));

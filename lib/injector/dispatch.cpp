@@ -4,6 +4,7 @@
 #include "injector/injector.hpp"
 
 #include "analyzer/analyze.hpp"
+#include "analyzer/sums.hpp"
 #include "backend/backend.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -115,7 +116,7 @@ void compare_into(const DLTensor& golden, const DLTensor& other, peat_firing_t& 
   f.new_nonfinite += static_cast<int64_t>(sig.new_nonfinite_count);
   f.max_abs_error = std::max(f.max_abs_error, sig.max_abs_error);
   f.max_rel_error = std::max(f.max_rel_error, sig.max_rel_error);
-  sum_sq += sig.sum_sq_error.hi + sig.sum_sq_error.lo;
+  sum_sq += analyzer::sum_value(sig.sum_sq_error);
   finite += sig.finite_count;
   if (!have_signature) {
     merged = sig;

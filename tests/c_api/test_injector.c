@@ -271,7 +271,10 @@ static void test_scheduler_and_dispatch(void) {
   peat_signature_init(&signature);
   CHECK_STATUS(peat_injector_firing_signature(injector, 0, &signature), PEAT_STATUS_OK);
   CHECK(signature.count == 24 && signature.dropped_count == 0 && signature.ratio_count > 0);
-  CHECK(fabs(signature.ratio_mean - 0.5) < 1e-12);
+  peat_signature_sums_t sums;
+  sums.struct_size = sizeof sums;
+  CHECK_STATUS(peat_signature_read_sums(&signature, &sums), PEAT_STATUS_OK);
+  CHECK(fabs(sums.ratio_mean - 0.5) < 1e-12);
   CHECK_STATUS(peat_injector_firing_signature(injector, 5, &signature), PEAT_STATUS_NOT_FOUND);
   CHECK_STATUS(peat_injector_firing_signature(injector, 0, NULL), PEAT_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(peat_injector_firing_signature(NULL, 0, &signature), PEAT_STATUS_INVALID_ARGUMENT);

@@ -102,6 +102,20 @@ def test_numpy_contiguous_and_strided(rng):
     assert peat.numel(gs) == gs.size
 
 
+def test_exact_sums_and_ratio_moments():
+    g = np.array([1, 2, 3, 4], dtype=np.float64)
+    c = np.array([1, 2, 3, 5], dtype=np.float64)
+    sums = peat.analyze(g, c).sums
+    assert sums["sum_error"] == 1.0 and sums["sum_sq_error"] == 1.0
+    assert sums["sum_sq_golden"] == 30.0 and sums["sum_golden_candidate"] == 34.0
+    assert sums["ratio_mean"] == 1.0625  # (1 + 1 + 1 + 1.25) / 4
+    assert sums["ratio_m2"] == pytest.approx(0.046875, rel=1e-15)  # sum of (r - mean)^2
+    # Cancellation a float64 sum loses: the exact sum keeps the 1.
+    big = np.array([0.0, 0.0, 0.0])
+    s = peat.analyze(big, np.array([1e300, 1.0, -1e300])).sums
+    assert s["sum_error"] == 1.0
+
+
 def test_views_are_zero_copy_numpy(rng):
     a = np.zeros((4, 6), np.float32)
     v = a[:, ::2]  # 4 x 3 view, strides (6, 2) elements

@@ -6,6 +6,7 @@
 #include <peat/analyzer.h>
 
 #include "analyzer/analyze.hpp"
+#include "analyzer/exact_acc.hpp"
 #include "backend/backend.hpp"
 #include "signature_element.h"
 #include "test_analyzer_support.hpp"
@@ -73,7 +74,18 @@ peat_signature_t run(const Tensor& g, const Tensor& c, const peat_signature_conf
   return s;
 }
 
-long double value(const peat_sum_t& s) { return static_cast<long double>(s.hi) + s.lo; }
+long double value(const peat_exact_sum_t& s) {
+  double v = 0;
+  REQUIRE(peat_exact_sum_value(&s, &v) == PEAT_STATUS_OK);
+  return v;
+}
+
+peat_signature_sums_t sums(const peat_signature_t& s) {
+  peat_signature_sums_t out;
+  out.struct_size = sizeof(out);
+  REQUIRE(peat_signature_read_sums(&s, &out) == PEAT_STATUS_OK);
+  return out;
+}
 
 void require_close(long double got, long double want, long double scale, double rel = 1e-12) {
   if (!std::isfinite(static_cast<double>(want)) || !std::isfinite(static_cast<double>(scale))) {
@@ -115,6 +127,27 @@ void check_against(const peat_signature_t& s, const Ref& r) {
   for (int i = 0; i < PEAT_SIGNATURE_REL_BUCKETS; ++i) CHECK(s.rel_hist[i] == r.rel[i]);
   for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) CHECK(s.xor_bit_hist[i] == r.xbit[i]);
   for (int i = 0; i < PEAT_SIGNATURE_POPCOUNT_BUCKETS; ++i) CHECK(s.xor_popcount_hist[i] == r.xpop[i]);
+  // Every sum is exact: its digits hold the exact rational sum of the terms,
+  // and it reads as that sum rounded to nearest.
+  const std::pair<const peat_exact_sum_t*, const ExactRef*> exact[] = {
+      {&s.sum_error, &r.x_e},         {&s.sum_abs_error, &r.x_abs},    {&s.sum_sq_error, &r.x_e2},
+      {&s.sum_sq_golden, &r.x_g2},    {&s.sum_sq_candidate, &r.x_c2},  {&s.sum_golden_candidate, &r.x_gc},
+      {&s.ratio_dev_sum, &r.x_d},     {&s.ratio_dev_sq_sum, &r.x_d2}};
+  for (const auto& [got, want] : exact) {
+    CHECK(exact_value_of(*got) == want->sum);
+    const uint32_t flags = (want->pinf ? PEAT_EXACT_SUM_POS_INF : 0u) | (want->ninf ? PEAT_EXACT_SUM_NEG_INF : 0u) |
+                           (want->nan ? PEAT_EXACT_SUM_NAN : 0u);
+    CHECK(got->nonfinite == flags);
+    const double v = static_cast<double>(value(*got));
+    if (want->nan || (want->pinf && want->ninf))
+      CHECK(std::isnan(v));
+    else if (want->pinf || want->ninf)
+      CHECK(v == (want->pinf ? INFINITY : -INFINITY));
+    else
+      CHECK(is_rounded_nearest(v, want->sum));
+  }
+  CHECK(std::signbit(s.ratio_min) == std::signbit(r.ratio_min));
+  CHECK(std::signbit(s.ratio_max) == std::signbit(r.ratio_max));
   if (std::isfinite(static_cast<double>(r.s_e2)) && std::isfinite(static_cast<double>(r.s_g2)) &&
       std::isfinite(static_cast<double>(r.s_c2))) {
     require_close(value(s.sum_error), r.s_e, r.m_e);
@@ -131,9 +164,9 @@ void check_against(const peat_signature_t& s, const Ref& r) {
     const long double mean = r.ratio_sum / r.ratio_n;
     const long double scale = std::max<long double>(std::fabs(r.ratio_min), std::fabs(r.ratio_max));
     if (std::isfinite(static_cast<double>(scale)) && scale < 1e100) {
-      require_close(s.ratio_mean, mean, scale, 1e-12);
+      require_close(sums(s).ratio_mean, mean, scale, 1e-12);
       const long double var = r.ratio_sq / r.ratio_n - mean * mean;
-      require_close(s.ratio_m2 / static_cast<double>(r.ratio_n), var, scale * scale, 1e-9);
+      require_close(sums(s).ratio_m2 / static_cast<double>(r.ratio_n), var, scale * scale, 1e-9);
     }
   }
 }
@@ -222,6 +255,8 @@ TEST_CASE("signature on adversarial inputs", "[analyzer]") {
         {{inf, -inf, inf, -inf}, {inf, inf, 1, nan}},        // infinities
         {{5}, {7}},                                          // one element
         {{0, 0, 3}, {1e-30, 0, 0}},                          // golden zero, dropped
+        {{0, 0, 0, 0}, {huge, 1, -huge, tiny}},              // cancellation: sum e is exactly 1 + tiny
+        {{huge, tiny, -huge}, {huge, 2 * tiny, -huge}},      // squares overflow (f64), tiny errors
     };
     for (const auto& [gv, cv] : cases) {
       const auto gw = words_of(f, gv), cw = words_of(f, cv);
@@ -292,8 +327,8 @@ TEST_CASE("known values: counts, metrics, allclose", "[analyzer]") {
   const Tensor scaled(Fmt::F64, words_of(Fmt::F64, {1.5, 3, 4.5, 6}));
   const auto sc = run(g, scaled, default_config());
   CHECK(sc.ratio_count == 4);
-  CHECK(sc.ratio_mean == 1.5);
-  CHECK(sc.ratio_m2 == 0.0);
+  CHECK(sums(sc).ratio_mean == 1.5);
+  CHECK(sums(sc).ratio_m2 == 0.0);
   CHECK(sc.ratio_min == 1.5);
   CHECK(sc.ratio_max == 1.5);
 }
@@ -382,15 +417,8 @@ TEST_CASE("strided and offset views give the signature of their logical elements
   const auto compact = run(gc, cc, default_config());
   check_against(strided, reference(Fmt::F32, gw, cw, strided.rtol, strided.atol,
                                    static_cast<double>(std::numeric_limits<float>::min())));
-  // Same pairs, other traversal: identical but for the rounding of the sums.
-  peat_signature_t a = strided, b = compact;
-  for (peat_signature_t* sp : {&a, &b}) {
-    sp->sum_error = sp->sum_abs_error = sp->sum_sq_error = sp->sum_sq_golden = sp->sum_sq_candidate =
-        sp->sum_golden_candidate = peat_sum_t{0, 0};
-    sp->ratio_mean = sp->ratio_m2 = 0;
-  }
-  CHECK(std::memcmp(&a, &b, sizeof(a)) == 0);
-  require_close(value(strided.sum_sq_error), value(compact.sum_sq_error), value(compact.sum_sq_error), 1e-13);
+  // Same pairs, other traversal: byte-identical (the sums are exact).
+  CHECK(std::memcmp(&strided, &compact, sizeof(strided)) == 0);
 }
 
 TEST_CASE("merge: any split, any order, gives the same signature", "[analyzer][merge]") {
@@ -427,23 +455,171 @@ TEST_CASE("merge: any split, any order, gives the same signature", "[analyzer][m
         parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(b));
       }
       const auto& m = parts[0];
-      // Everything but the floating sums and moments is identical.
-      peat_signature_t a = whole, b = m;
-      for (peat_signature_t* s : {&a, &b}) {
-        s->sum_error = s->sum_abs_error = s->sum_sq_error = s->sum_sq_golden = s->sum_sq_candidate =
-            s->sum_golden_candidate = peat_sum_t{0, 0};
-        s->ratio_mean = s->ratio_m2 = 0;
-      }
-      CHECK(std::memcmp(&a, &b, sizeof(a)) == 0);
-      require_close(value(m.sum_sq_error), value(whole.sum_sq_error), value(whole.sum_sq_error), 1e-13);
-      require_close(value(m.sum_sq_golden), value(whole.sum_sq_golden), value(whole.sum_sq_golden), 1e-13);
-      require_close(value(m.sum_golden_candidate), value(whole.sum_golden_candidate), value(whole.sum_sq_golden) + value(whole.sum_sq_candidate), 1e-13);
-      require_close(value(m.sum_abs_error), value(whole.sum_abs_error), value(whole.sum_abs_error), 1e-13);
-      require_close(value(m.sum_error), value(whole.sum_error), value(whole.sum_abs_error), 1e-13);
-      require_close(m.ratio_mean, whole.ratio_mean, std::max(std::fabs(whole.ratio_min), std::fabs(whole.ratio_max)), 1e-13);
-      require_close(m.ratio_m2, whole.ratio_m2, whole.ratio_m2, 1e-10);
+      // Byte-identical, floating sums and ratio statistics included (exact sums).
+      CHECK(std::memcmp(&m, &whole, sizeof(m)) == 0);
     }
   }
+}
+
+TEST_CASE("merge: one-element pieces and mixed dtypes, random orders and trees, byte-identical",
+          "[analyzer][merge]") {
+  std::mt19937_64 rng(11);
+  const std::pair<Fmt, Fmt> combos[] = {{Fmt::F32, Fmt::F32}, {Fmt::F64, Fmt::F64}, {Fmt::F16, Fmt::F16},
+                                        {Fmt::BF16, Fmt::BF16}, {Fmt::F32, Fmt::BF16}, {Fmt::F64, Fmt::F16}};
+  for (const auto& [gf, cf] : combos) {
+    INFO("golden " << static_cast<int>(gf) << " candidate " << static_cast<int>(cf));
+    const std::size_t n = 300;
+    auto values = random_values(rng, n, 1e3);
+    values[5] = 0.0;
+    values[6] = -0.0;
+    values[7] = 1e-300;
+    auto gw = words_of(gf, values);
+    // Candidate in its own dtype: perturbed values with specials.
+    std::vector<double> cv(n);
+    std::uniform_int_distribution<int> kind(0, 9);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = decode(gf, gw[i]);
+      switch (kind(rng)) {
+        case 0: cv[i] = v; break;
+        case 1: cv[i] = -v; break;
+        case 2: cv[i] = 0.0; break;
+        case 3: cv[i] = -0.0; break;
+        case 4: cv[i] = std::numeric_limits<double>::quiet_NaN(); break;
+        default: cv[i] = v * (1 + 1e-3 * (kind(rng) - 5)); break;
+      }
+    }
+    const auto cw = words_of(cf, cv);
+    const auto whole = run(Tensor(gf, gw), Tensor(cf, cw), default_config());
+    for (int trial = 0; trial < 3; ++trial) {
+      // One-element pieces (trial 0) or random cuts; merged in a random order
+      // (trial 1: a left fold over a shuffled list) or a random tree.
+      std::vector<std::size_t> cuts = {0, n};
+      if (trial == 0) {
+        for (std::size_t i = 1; i < n; ++i) cuts.push_back(i);
+      } else {
+        std::uniform_int_distribution<std::size_t> pos(0, n);
+        for (int i = 0; i < 40; ++i) cuts.push_back(pos(rng));
+      }
+      std::sort(cuts.begin(), cuts.end());
+      std::vector<peat_signature_t> parts;
+      for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        const std::vector<uint64_t> g_piece(gw.begin() + cuts[i], gw.begin() + cuts[i + 1]);
+        const std::vector<uint64_t> c_piece(cw.begin() + cuts[i], cw.begin() + cuts[i + 1]);
+        auto cfg = default_config();
+        cfg.index_base = static_cast<int64_t>(cuts[i]);
+        cfg.num_threads = 1;
+        parts.push_back(run(Tensor(gf, g_piece), Tensor(cf, c_piece), cfg));
+      }
+      std::shuffle(parts.begin(), parts.end(), rng);
+      if (trial == 1) {
+        peat_signature_t total;
+        peat_signature_init(&total);
+        for (const auto& p : parts) REQUIRE(peat_signature_merge(&total, &p) == PEAT_STATUS_OK);
+        parts = {total};
+      }
+      while (parts.size() > 1) {
+        std::uniform_int_distribution<std::size_t> pick(0, parts.size() - 1);
+        const std::size_t a = pick(rng), b = pick(rng);
+        if (a == b) continue;
+        REQUIRE(peat_signature_merge(&parts[a], &parts[b]) == PEAT_STATUS_OK);
+        parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(b));
+      }
+      CHECK(std::memcmp(&parts[0], &whole, sizeof(whole)) == 0);
+    }
+  }
+}
+
+TEST_CASE("exact sums: reading rounds to nearest, non-finite terms, cancellation", "[analyzer][exact]") {
+  auto sum_of = [](std::initializer_list<double> terms) {
+    peat_signature_t s;
+    peat_signature_init(&s);
+    for (double t : terms) peat::hd::exact_sum_add(s.sum_error, t);
+    return s.sum_error;
+  };
+  double v = 0;
+  // 2^53 + 1 + 2^-60: the exact sum rounds up (not to 2^53, as plain addition does).
+  auto a = sum_of({0x1p53, 1.0, 0x1p-60});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == 0x1p53 + 2);
+  // A tie rounds to even: 2^53 + 1 -> 2^53; 2^53 + 3 -> 2^53 + 4.
+  a = sum_of({0x1p53, 1.0});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == 0x1p53);
+  a = sum_of({0x1p53, 3.0});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == 0x1p53 + 4);
+  // Total cancellation of the largest terms leaves the smallest subnormal.
+  const double max = std::numeric_limits<double>::max(), tiny = std::numeric_limits<double>::denorm_min();
+  a = sum_of({max, tiny, -max, max, -max});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == tiny);
+  // Beyond the double range: +Inf; coming back into range is exact again.
+  a = sum_of({max, max});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == INFINITY);
+  a = sum_of({max, max, -max});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == max);
+  a = sum_of({-max, -max, -1.0});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == -INFINITY);
+  // Non-finite terms.
+  a = sum_of({1.0, INFINITY});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(v == INFINITY);
+  a = sum_of({INFINITY, -INFINITY});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(std::isnan(v));
+  a = sum_of({std::numeric_limits<double>::quiet_NaN(), 1.0});
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK(std::isnan(v));
+  // Zero and negative zero: the sum is +0 (one representation).
+  a = sum_of({0.0, -0.0, 1.5, -1.5});
+  const auto z = sum_of({});
+  CHECK(std::memcmp(&a, &z, sizeof(a)) == 0);
+  REQUIRE(peat_exact_sum_value(&a, &v) == PEAT_STATUS_OK);
+  CHECK((v == 0 && !std::signbit(v)));
+  // Errors.
+  CHECK(peat_exact_sum_value(nullptr, &v) == PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK(peat_exact_sum_value(&a, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
+  peat_signature_t s;
+  peat_signature_init(&s);
+  peat_signature_sums_t out;
+  out.struct_size = 3;
+  CHECK(peat_signature_read_sums(&s, &out) == PEAT_STATUS_VERSION_MISMATCH);
+  // Random terms of every magnitude, added and merged in random orders: the
+  // digits equal the exact rational sum and are byte-identical.
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<uint64_t> bits;
+  std::vector<double> terms;
+  for (int i = 0; i < 2000; ++i) {
+    uint64_t b = bits(rng);
+    double t;
+    std::memcpy(&t, &b, 8);
+    if (std::isfinite(t)) terms.push_back(t);
+  }
+  ExactRef ref;
+  for (double t : terms) ref.add(t);
+  peat_signature_t one;
+  peat_signature_init(&one);
+  for (double t : terms) peat::hd::exact_sum_add(one.sum_error, t);
+  CHECK(exact_value_of(one.sum_error) == ref.sum);
+  REQUIRE(peat_exact_sum_value(&one.sum_error, &v) == PEAT_STATUS_OK);
+  CHECK(is_rounded_nearest(v, ref.sum));
+  std::shuffle(terms.begin(), terms.end(), rng);
+  peat_signature_t left, right;
+  peat_signature_init(&left);
+  peat_signature_init(&right);
+  for (std::size_t i = 0; i < terms.size(); ++i) peat::hd::exact_sum_add(i % 3 ? left.sum_error : right.sum_error, terms[i]);
+  peat::hd::exact_sum_merge(right.sum_error, left.sum_error);
+  CHECK(std::memcmp(&right.sum_error, &one.sum_error, sizeof(one.sum_error)) == 0);
+  // The CPU's carry-save accumulator gives the same digits.
+  peat::analyzer::ExactAcc acc;
+  for (double t : terms) acc.add(t);
+  peat_signature_t flushed;
+  peat_signature_init(&flushed);
+  acc.flush_into(flushed.sum_error);
+  CHECK(std::memcmp(&flushed.sum_error, &one.sum_error, sizeof(one.sum_error)) == 0);
 }
 
 TEST_CASE("merge is commutative exactly and the empty signature is its identity", "[analyzer][merge]") {
@@ -1077,16 +1253,7 @@ TEST_CASE("device-side accumulate_pair gives the CPU signature", "[analyzer][dev
     }
     peat_signature_t total = parts[0];
     for (int k = 1; k < 4; ++k) peat::analyzer::merge(total, parts[k]);
-    peat_signature_t a = total, b = cpu;
-    for (peat_signature_t* sp : {&a, &b}) {
-      sp->sum_error = sp->sum_abs_error = sp->sum_sq_error = sp->sum_sq_golden = sp->sum_sq_candidate =
-          sp->sum_golden_candidate = peat_sum_t{0, 0};
-      sp->ratio_mean = sp->ratio_m2 = 0;
-    }
-    CHECK(std::memcmp(&a, &b, sizeof(a)) == 0);
-    require_close(value(total.sum_sq_error), value(cpu.sum_sq_error), value(cpu.sum_sq_error), 1e-13);
-    require_close(value(total.sum_golden_candidate), value(cpu.sum_golden_candidate),
-                  value(cpu.sum_sq_golden) + value(cpu.sum_sq_candidate), 1e-13);
+    CHECK(std::memcmp(&total, &cpu, sizeof(total)) == 0);
   }
 }
 

@@ -6,6 +6,8 @@
 
 #include <peat/analyzer.h>
 
+#include <gmpxx.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -97,6 +99,55 @@ inline uint64_t encode(Fmt f, double d) {
   return sign | ((below->second & 1) == 0 ? below->second : it->second);
 }
 
+// An exact reference sum of doubles: GMP rationals (every double is one
+// exactly), with the non-finite terms as flags.
+struct ExactRef {
+  mpq_class sum = 0;
+  bool pinf = false, ninf = false, nan = false;
+  void add(double x) {
+    if (std::isnan(x)) {
+      nan = true;
+    } else if (std::isinf(x)) {
+      (x > 0 ? pinf : ninf) = true;
+    } else {
+      sum += mpq_class(x);
+    }
+  }
+};
+
+// The exact rational value of an exact sum's digits (two's complement times
+// 2^PEAT_EXACT_SUM_SCALE_EXPONENT), read from the header's definition.
+inline mpq_class exact_value_of(const peat_exact_sum_t& s) {
+  mpz_class n = 0;
+  for (int i = PEAT_EXACT_SUM_DIGITS - 1; i >= 0; --i) n = n * 4294967296u + s.digits[i];
+  if (s.digits[PEAT_EXACT_SUM_DIGITS - 1] >> 31) n -= mpz_class(1) << (32 * PEAT_EXACT_SUM_DIGITS);
+  mpz_class den = mpz_class(1) << -PEAT_EXACT_SUM_SCALE_EXPONENT;
+  mpq_class q(n, den);
+  q.canonicalize();
+  return q;
+}
+
+// Whether v is the double nearest to the rational q (ties to even), or the
+// right infinity when |q| rounds beyond the largest double.
+inline bool is_rounded_nearest(double v, const mpq_class& q) {
+  const double big = std::numeric_limits<double>::max();
+  const mpq_class limit = mpq_class(big) + mpq_class(std::ldexp(1.0, 970));  // max + half an ulp
+  if (std::isinf(v)) return v > 0 ? q >= limit : q <= -limit;
+  if (abs(q) >= limit) return false;
+  const mpq_class dv = abs(q - mpq_class(v));
+  for (double w : {std::nextafter(v, -INFINITY), std::nextafter(v, INFINITY)}) {
+    if (std::isinf(w)) continue;
+    const mpq_class dw = abs(q - mpq_class(w));
+    if (dw < dv) return false;
+    if (dw == dv) {  // tie: v must have an even last bit
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      if (bits & 1) return false;
+    }
+  }
+  return true;
+}
+
 struct Ref {
   uint64_t count = 0, bitwise = 0, value = 0, gnan = 0, ginf = 0, cnan = 0, cinf = 0, newnf = 0, lostnf = 0;
   uint64_t signflip = 0, dropped = 0, spurious = 0, tolfail = 0, finite = 0;
@@ -108,6 +159,9 @@ struct Ref {
   uint64_t ratio_n = 0;
   long double ratio_sum = 0, ratio_sq = 0;
   double ratio_min = 0, ratio_max = 0;
+  // Exact sums of the per-pair terms as the header defines them (each term
+  // rounded once in double): e, |e|, e*e, g*g, c*c, g*c, d = c/g - 1, d*d.
+  ExactRef x_e, x_abs, x_e2, x_g2, x_c2, x_gc, x_d, x_d2;
   uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {};
   uint64_t xbit[PEAT_SIGNATURE_XOR_BITS] = {}, xpop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {};
 };
@@ -177,6 +231,12 @@ inline Ref reference(Fmt f, const std::vector<uint64_t>& g, const std::vector<ui
       r.s_g2 += static_cast<long double>(gv) * gv;
       r.s_c2 += static_cast<long double>(cv) * cv;
       r.s_gc += static_cast<long double>(gv) * cv;
+      r.x_e.add(e);
+      r.x_abs.add(ae);
+      r.x_e2.add(e * e);
+      r.x_g2.add(gv * gv);
+      r.x_c2.add(cv * cv);
+      r.x_gc.add(gv * cv);
       r.m_e += ae;
       r.m_gc += std::fabs(static_cast<long double>(gv) * cv);
       if (ae == 0) {
@@ -206,8 +266,13 @@ inline Ref reference(Fmt f, const std::vector<uint64_t>& g, const std::vector<ui
       }
       if (gv != 0 && std::fabs(gv) >= ratio_min_abs) {
         const double q = cv / gv;
-        if (r.ratio_n == 0 || q < r.ratio_min) r.ratio_min = q;
-        if (r.ratio_n == 0 || q > r.ratio_max) r.ratio_max = q;
+        // Extrema in the total order where -0 < +0.
+        const auto below = [](double a, double b) { return a < b || (a == b && std::signbit(a) && !std::signbit(b)); };
+        if (r.ratio_n == 0 || below(q, r.ratio_min)) r.ratio_min = q;
+        if (r.ratio_n == 0 || below(r.ratio_max, q)) r.ratio_max = q;
+        const double d = q - 1.0;
+        r.x_d.add(d);
+        r.x_d2.add(d * d);
         r.ratio_n++;
         r.ratio_sum += q;
         r.ratio_sq += static_cast<long double>(q) * q;

@@ -6,6 +6,7 @@
 #include <peat/peat.h>
 
 #include "detector/detector.hpp"
+#include "exact_sum.h"
 
 #include <algorithm>
 #include <cmath>
@@ -168,8 +169,8 @@ TEST_CASE("detector: a float64 reference widens the rounding allowance", "[detec
   ref.ulp_hist[0] = ref.count;
   ref.rel_hist[0] = ref.count;
   ref.xor_popcount_hist[0] = ref.count;
-  ref.sum_sq_golden.hi = 1.0;
-  ref.sum_sq_error.hi = std::ldexp(1.0, -28);
+  peat::hd::exact_sum_add(ref.sum_sq_golden, 1.0);
+  peat::hd::exact_sum_add(ref.sum_sq_error, std::ldexp(1.0, -28));
   peat_detect_context_t ctx = context();
   ctx.reference = &ref;
   d = detect(p, ctx);

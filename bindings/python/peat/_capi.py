@@ -63,8 +63,12 @@ class SessionOptions(Structure):
 ULP_BUCKETS, REL_BUCKETS, XOR_BITS, POPCOUNT_BUCKETS = 66, 68, 64, 65
 
 
-class PeatSum(Structure):
-    _fields_ = [("hi", c_double), ("lo", c_double)]
+EXACT_SUM_DIGITS = 68
+
+
+class ExactSum(Structure):
+    """peat_exact_sum_t: an exact fixed-point sum; read it with peat_exact_sum_value."""
+    _fields_ = [("digits", c_uint32 * EXACT_SUM_DIGITS), ("nonfinite", c_uint32), ("reserved", c_uint32)]
 
 
 class Signature(Structure):
@@ -83,14 +87,21 @@ class Signature(Structure):
                 ("max_abs_error_golden", c_double), ("max_abs_error_candidate", c_double),
                 ("max_rel_error", c_double), ("max_rel_error_index", c_int64),
                 ("max_abs_golden", c_double),
-                ("sum_error", PeatSum), ("sum_abs_error", PeatSum), ("sum_sq_error", PeatSum),
-                ("sum_sq_golden", PeatSum), ("sum_sq_candidate", PeatSum),
-                ("sum_golden_candidate", PeatSum),
-                ("ratio_count", c_uint64), ("ratio_mean", c_double), ("ratio_m2", c_double),
+                ("sum_error", ExactSum), ("sum_abs_error", ExactSum), ("sum_sq_error", ExactSum),
+                ("sum_sq_golden", ExactSum), ("sum_sq_candidate", ExactSum),
+                ("sum_golden_candidate", ExactSum),
+                ("ratio_count", c_uint64), ("ratio_dev_sum", ExactSum), ("ratio_dev_sq_sum", ExactSum),
                 ("ratio_min", c_double), ("ratio_max", c_double),
                 ("ulp_hist", c_uint64 * ULP_BUCKETS), ("rel_hist", c_uint64 * REL_BUCKETS),
                 ("xor_bit_hist", c_uint64 * XOR_BITS),
                 ("xor_popcount_hist", c_uint64 * POPCOUNT_BUCKETS)]
+
+
+class SignatureSums(Structure):
+    _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32),
+                ("sum_error", c_double), ("sum_abs_error", c_double), ("sum_sq_error", c_double),
+                ("sum_sq_golden", c_double), ("sum_sq_candidate", c_double),
+                ("sum_golden_candidate", c_double), ("ratio_mean", c_double), ("ratio_m2", c_double)]
 
 
 class SignatureConfig(Structure):
@@ -422,6 +433,8 @@ _PROTOTYPES = {
     "peat_compare_checkpoints": (S, [P(NamedTensor), c_size_t, P(NamedTensor), c_size_t,
                                      P(SignatureConfig), P(TensorDrift), P(Signature), c_size_t,
                                      P(c_size_t)]),
+    "peat_exact_sum_value": (S, [P(ExactSum), P(c_double)]),
+    "peat_signature_read_sums": (S, [P(Signature), P(SignatureSums)]),
     "peat_signature_rmse": (S, [P(Signature), P(c_double)]),
     "peat_signature_relative_l2": (S, [P(Signature), P(c_double)]),
     "peat_signature_sqnr_db": (S, [P(Signature), P(c_double)]),

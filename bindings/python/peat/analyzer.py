@@ -139,6 +139,17 @@ class Signature:
               "peat_signature_rounding_bound_ratio")
         return det.value, prob.value
 
+    @property
+    def sums(self) -> dict:
+        """The exact sums rounded to doubles, and the c/g ratio mean and M2
+        (peat_signature_read_sums): sum_error, sum_abs_error, sum_sq_error,
+        sum_sq_golden, sum_sq_candidate, sum_golden_candidate, ratio_mean, ratio_m2."""
+        out = _capi.SignatureSums()
+        out.struct_size = ctypes.sizeof(out)
+        check(lib.peat_signature_read_sums(byref(self.raw), byref(out)), "peat_signature_read_sums")
+        return {name: getattr(out, name) for name, _ in _capi.SignatureSums._fields_
+                if name not in ("struct_size", "reserved")}
+
     def merge(self, other: "Signature") -> "Signature":
         """A new signature: this one merged with `other` (peat_signature_merge)."""
         dst = _capi.Signature()
@@ -150,6 +161,7 @@ class Signature:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "raw"}
         for key in ("rmse", "relative_l2", "sqnr_db", "cosine", "max_rel_error", "allclose"):
             d[key] = getattr(self, key)
+        d.update(self.sums)
         d["mantissa_bits"] = self.mantissa_bits if self.count else None
         d["rounding_bound_ratio"] = list(self.rounding_bound_ratio) if (
             self.reduction_length > 0 and self.reduction_length * self.unit_roundoff < 1) else None
