@@ -14,6 +14,7 @@
 // increasing order, as on the CPU.
 #include "gpu_portability.h"
 #include "kernel_launch.h"
+#include "signature_element.h"  // ctz64
 
 namespace peat::kernels {
 namespace {
