@@ -38,8 +38,7 @@ static_assert(kBlockThreads % kSlots == 0, "slots must divide the block");
 
 // The empty partial: what peat_signature_init gives (all zero, no extremum).
 __device__ __forceinline__ void init_partial(peat_signature_t& s) {
-  unsigned char* p = reinterpret_cast<unsigned char*>(&s);
-  for (std::size_t i = 0; i < sizeof(s); ++i) p[i] = 0;
+  s = peat_signature_t{};  // value-initialised: every field zero
   s.struct_size = sizeof(peat_signature_t);
   s.max_abs_error_index = -1;
   s.max_rel_error_index = -1;
