@@ -334,25 +334,37 @@ struct GpuEntries {
     if (const peat_status_t st = peat_signature_merge(&merged, &total); st != PEAT_STATUS_OK)
       return Table::fail(st, peat_last_error_message());
 
-    if (inout_map != nullptr) {
-      const uint64_t* hc = host_counts.data();
-      piece.row_counts = const_cast<uint64_t*>(hc);
-      piece.row_capacity = static_cast<std::size_t>(piece.rows);
-      piece.col_counts = const_cast<uint64_t*>(hc + piece.rows);
-      piece.col_capacity = static_cast<std::size_t>(piece.cols);
-      piece.tile_counts = const_cast<uint64_t*>(hc + piece.rows + piece.cols);
-      piece.tile_capacity = n_tiles;
-      std::memcpy(piece.lane32_counts, hc + piece.rows + piece.cols + n_tiles, sizeof(piece.lane32_counts));
-      std::memcpy(piece.lane64_counts, hc + piece.rows + piece.cols + n_tiles + 32, sizeof(piece.lane64_counts));
-      uint64_t count = 0;
-      for (uint32_t w : host_mask) count += static_cast<uint64_t>(peat::hd::popcount64(w));
-      piece.mismatch_count = count;
-      runs_from_mask(host_mask, g.numel, cfg.index_base, piece);
-      if (const peat_status_t st = peat_spatial_map_merge(inout_map, &piece); st != PEAT_STATUS_OK)
+    if (inout_map != nullptr)
+      if (const peat_status_t st = merge_map_piece(piece, host_counts, host_mask, g.numel, cfg.index_base, *inout_map);
+          st != PEAT_STATUS_OK)
         return Table::fail(st, fmt::format("inout_map: {}", peat_last_error_message()));
-    }
     *inout_signature = merged;
     return PEAT_STATUS_OK;
+  }
+
+  // Completes the map piece (geometry set) from what the kernel left: the
+  // counters [rows | cols | tiles | lane32 | lane64] and the mismatch mask of
+  // the piece's n elements starting at global index `base`, and merges it
+  // into `into` with peat_spatial_map_merge (status returned, message in
+  // peat_last_error_message()).
+  static peat_status_t merge_map_piece(peat_spatial_map_t& piece, const std::vector<uint64_t>& counts,
+                                       const std::vector<uint32_t>& mask, int64_t n, int64_t base,
+                                       peat_spatial_map_t& into) {
+    const std::size_t n_tiles = static_cast<std::size_t>(piece.tile_grid_rows * piece.tile_grid_cols);
+    uint64_t* hc = const_cast<uint64_t*>(counts.data());  // read only: src of the merge
+    piece.row_counts = hc;
+    piece.row_capacity = static_cast<std::size_t>(piece.rows);
+    piece.col_counts = hc + piece.rows;
+    piece.col_capacity = static_cast<std::size_t>(piece.cols);
+    piece.tile_counts = hc + piece.rows + piece.cols;
+    piece.tile_capacity = n_tiles;
+    std::memcpy(piece.lane32_counts, hc + piece.rows + piece.cols + n_tiles, sizeof(piece.lane32_counts));
+    std::memcpy(piece.lane64_counts, hc + piece.rows + piece.cols + n_tiles + 32, sizeof(piece.lane64_counts));
+    uint64_t count = 0;
+    for (uint32_t w : mask) count += static_cast<uint64_t>(peat::hd::popcount64(w));
+    piece.mismatch_count = count;
+    runs_from_mask(mask, n, base, piece);
+    return peat_spatial_map_merge(&into, &piece);
   }
 };
 
