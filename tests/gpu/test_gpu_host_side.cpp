@@ -16,6 +16,9 @@ namespace {
 
 // Only what the map helpers use of a runtime's traits.
 struct HostOnly {
+  using error_t = int;
+  using stream_t = void*;
+  using event_t = void*;
   static constexpr const char* name = "host-only";
 };
 using Entries = peat::gpu::GpuEntries<HostOnly>;
