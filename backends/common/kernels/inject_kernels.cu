@@ -185,17 +185,6 @@ __global__ void __launch_bounds__(kBlockThreads) inject_kernel(InjectLaunch p) {
 
 }  // namespace
 
-void inject_grid(int64_t units, int64_t& units_per_block, int32_t& blocks) {
-  // At least 16 rounds of a block, at most 4096 partials.
-  int64_t per = static_cast<int64_t>(kBlockThreads) * 16;
-  const int64_t need = (units + 4095) / 4096;
-  if (need > per) per = ((need + kBlockThreads - 1) / kBlockThreads) * kBlockThreads;
-  int64_t b = (units + per - 1) / per;
-  if (b < 1) b = 1;
-  units_per_block = per;
-  blocks = static_cast<int32_t>(b);
-}
-
 int launch_inject(const InjectLaunch& p, void* stream) {
   inject_kernel<<<dim3(static_cast<unsigned>(p.blocks)), dim3(kBlockThreads), 0, static_cast<gpu_stream_t>(stream)>>>(p);
   return static_cast<int>(gpu_last_launch_error());

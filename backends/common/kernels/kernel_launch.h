@@ -12,6 +12,7 @@
 #include "inject_element.h"
 #include "precision.h"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace peat::kernels {
@@ -48,8 +49,28 @@ struct SignatureLaunch {
 
 // Grid size for n elements: a function of n only (never of the device), so
 // that the merge tree, and hence every bit of the result, is the same on
-// every GPU. At least one block.
-int32_t signature_blocks(int64_t n);
+// every GPU. Enough blocks to fill any current GPU (8 elements per thread at
+// least), at most 2048 partials to merge on the host; at least one.
+inline int32_t signature_blocks(int64_t n) {
+  const int64_t per_block = static_cast<int64_t>(kBlockThreads) * 8;
+  int64_t blocks = (n + per_block - 1) / per_block;
+  if (blocks > 2048) blocks = 2048;
+  if (blocks < 1) blocks = 1;
+  return static_cast<int32_t>(blocks);
+}
+
+// Shared-memory slots of the signature kernel's block reduction: as many
+// partial signatures as fit in 40 KiB (within CUDA's 48 KiB of static shared
+// memory and gfx90a's 64 KiB LDS), a power of two, at least one. Thread t
+// folds into slot t % kSignatureSlots in rounds of kSignatureSlots threads;
+// the slots then combine pairwise (slot t += slot t + width, width halving).
+constexpr int signature_slots_for(std::size_t bytes) {
+  int k = 16;
+  while (k > 1 && static_cast<std::size_t>(k) * bytes > 40960) k /= 2;
+  return k;
+}
+constexpr int kSignatureSlots = signature_slots_for(sizeof(peat_signature_t));
+static_assert(kBlockThreads % kSignatureSlots == 0, "slots must divide the block");
 
 // Launches the signature kernel on `stream`. Returns the runtime's error code
 // of the launch (0 = success).
@@ -101,9 +122,18 @@ struct BlockTruth {
   peat_inject_change_t changes[PEAT_INJECT_TRUTH_CAPACITY];
 };
 
-// Splits `units` into blocks: units_per_block (a multiple of kBlockThreads)
-// and the block count; a function of `units` only.
-void inject_grid(int64_t units, int64_t& units_per_block, int32_t& blocks);
+// Splits `units` into blocks: units_per_block (a multiple of kBlockThreads,
+// at least 16 rounds of a block) and the block count (at most about 4096); a
+// function of `units` only.
+inline void inject_grid(int64_t units, int64_t& units_per_block, int32_t& blocks) {
+  int64_t per = static_cast<int64_t>(kBlockThreads) * 16;
+  const int64_t need = (units + 4095) / 4096;
+  if (need > per) per = ((need + kBlockThreads - 1) / kBlockThreads) * kBlockThreads;
+  int64_t b = (units + per - 1) / per;
+  if (b < 1) b = 1;
+  units_per_block = per;
+  blocks = static_cast<int32_t>(b);
+}
 
 int launch_inject(const InjectLaunch& launch, void* stream);
 

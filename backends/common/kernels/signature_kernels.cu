@@ -25,16 +25,7 @@ namespace {
 
 namespace hd = peat::hd;
 
-// Shared-memory slots for the block reduction: as many as fit in 40 KiB (the
-// 48 KiB static limit of CUDA and within the 64 KiB LDS of gfx90a), a power
-// of two, at least one.
-constexpr int slots_for(std::size_t bytes) {
-  int k = 16;
-  while (k > 1 && static_cast<std::size_t>(k) * bytes > 40960) k /= 2;
-  return k;
-}
-constexpr int kSlots = slots_for(sizeof(peat_signature_t));
-static_assert(kBlockThreads % kSlots == 0, "slots must divide the block");
+constexpr int kSlots = kSignatureSlots;  // kernel_launch.h
 
 // The empty partial: what peat_signature_init gives (all zero, no extremum).
 __device__ __forceinline__ void init_partial(peat_signature_t& s) {
@@ -115,16 +106,6 @@ gpu_error_t launch_for(const SignatureLaunch& p, gpu_stream_t stream) {
 }
 
 }  // namespace
-
-int32_t signature_blocks(int64_t n) {
-  // Enough blocks to fill any current GPU (8 elements per thread at least),
-  // at most 2048 partials to merge on the host.
-  const int64_t per_block = static_cast<int64_t>(kBlockThreads) * 8;
-  int64_t blocks = (n + per_block - 1) / per_block;
-  if (blocks > 2048) blocks = 2048;
-  if (blocks < 1) blocks = 1;
-  return static_cast<int32_t>(blocks);
-}
 
 int launch_signature(const SignatureLaunch& p, void* stream) {
   const auto s = static_cast<gpu_stream_t>(stream);
