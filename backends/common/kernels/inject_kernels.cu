@@ -13,6 +13,7 @@
 // from a block-wide prefix sum, so the list holds the smallest indices in
 // increasing order, as on the CPU.
 #include "gpu_portability.h"
+#include "inject_apply.h"
 #include "kernel_launch.h"
 #include "signature_element.h"  // ctz64
 
@@ -20,86 +21,6 @@ namespace peat::kernels {
 namespace {
 
 namespace hd = peat::hd;
-
-__device__ __forceinline__ uint64_t load_word(const void* base, int64_t k, int32_t size) {
-  switch (size) {
-    case 2: return static_cast<const uint16_t*>(base)[k];
-    case 4: return static_cast<const uint32_t*>(base)[k];
-    default: return static_cast<const uint64_t*>(base)[k];
-  }
-}
-__device__ __forceinline__ void store_word(void* base, int64_t k, int32_t size, uint64_t w) {
-  switch (size) {
-    case 2: static_cast<uint16_t*>(base)[k] = static_cast<uint16_t>(w); return;
-    case 4: static_cast<uint32_t*>(base)[k] = static_cast<uint32_t>(w); return;
-    default: static_cast<uint64_t*>(base)[k] = w; return;
-  }
-}
-
-// The element index of unit u (units are in increasing index order).
-__device__ __forceinline__ int64_t element_of(const InjectLaunch& p, int64_t u) {
-  switch (p.selection) {
-    case kSelectList: return p.list[u];
-    case kSelectLanes: return p.spec.lane + u * p.spec.lane_period;
-    case kSelectBands: {
-      int32_t lo = 0, hi = p.n_bands - 1;  // last band with band_start <= u
-      while (lo < hi) {
-        const int32_t mid = (lo + hi + 1) / 2;
-        if (p.band_start[mid] <= u) lo = mid;
-        else hi = mid - 1;
-      }
-      const Band b = p.bands[lo];
-      const int64_t width = b.c1 - b.c0, cell = u - p.band_start[lo];
-      return (b.r0 + cell / width) * p.cols + b.c0 + cell % width;
-    }
-    default: return u;
-  }
-}
-
-__device__ __forceinline__ uint64_t fill_bits(const InjectLaunch& p, int64_t k, const hd::Philox4x32& w) {
-  switch (p.spec.fill) {
-    case PEAT_FILL_GARBAGE: return hd::garbage_bits(p.layout, w);
-    case PEAT_FILL_STALE: return load_word(p.stale, k, p.elem_size);
-    default: return 0;
-  }
-}
-
-// Applies the model to element k; returns whether it was selected, and the
-// old and new words.
-__device__ bool apply_element(const InjectLaunch& p, int64_t k, uint64_t& old_bits, uint64_t& new_bits) {
-  const hd::Philox4x32 w = p.random ? hd::philox_random(p.seed, p.op, p.call, static_cast<uint64_t>(k))
-                                    : hd::Philox4x32{{0, 0, 0, 0}};
-  const peat_inject_spec_t& s = p.spec;
-  if (p.selection == kSelectBernoulli && !hd::bernoulli(s.probability, w)) return false;
-  old_bits = load_word(p.data, k, p.elem_size);
-  const hd::ElementLayout& l = p.layout;
-  uint64_t nb = old_bits;
-  switch (s.kind) {
-    case PEAT_INJECT_BITFLIP: {
-      const uint64_t mask = s.bit >= 0 ? p.fixed_mask
-                                       : hd::random_bit_mask(l, s.field, s.bits, s.adjacent != 0, w, p.seed, p.op,
-                                                             p.call, static_cast<uint64_t>(k));
-      nb = old_bits ^ mask;
-      break;
-    }
-    case PEAT_INJECT_STUCK_AT: nb = hd::stuck_at(old_bits, s.bit, s.stuck_value); break;
-    case PEAT_INJECT_VALUE: nb = hd::value_bits(l, s.value_kind, s.value, s.range, w); break;
-    case PEAT_INJECT_REGION: nb = fill_bits(p, k, w); break;
-    case PEAT_INJECT_SCALE: nb = hd::scale_bits(old_bits, l, s.alpha); break;
-    case PEAT_INJECT_TRANSPOSE: nb = load_word(p.snapshot, (k % p.rows) * p.cols + k / p.rows, p.elem_size); break;
-    case PEAT_INJECT_SHIFT: {
-      const int64_t from = k - s.offset;
-      if (from >= 0 && from < p.numel) nb = load_word(p.snapshot, from, p.elem_size);
-      else if (s.fill != PEAT_FILL_KEEP) nb = fill_bits(p, k, w);
-      break;
-    }
-    case PEAT_INJECT_PRECISION: nb = hd::precision_bits(old_bits, l, p.format, s.rounding, s.saturate != 0); break;
-    case PEAT_INJECT_ULP_NOISE: nb = hd::ulp_step(old_bits, l, hd::ulp_delta(s.distribution, s.ulp, w)); break;
-    default: break;
-  }
-  new_bits = nb & hd::width_mask(l);
-  return true;
-}
 
 __global__ void __launch_bounds__(kBlockThreads) inject_kernel(InjectLaunch p) {
   __shared__ BlockTruth truth;
