@@ -16,9 +16,10 @@ int main(int argc, char** argv) {
     return 77;
   }
   int32_t count = 0;
-  if (peat_backend_device_count(backend, &count) != PEAT_STATUS_OK || count == 0) {
+  const peat_status_t status = peat_backend_device_count(backend, &count);
+  if (status != PEAT_STATUS_OK || count == 0) {
     std::printf("SKIP: backend '%s' has no device here (%s): conformance against the CPU not run\n", argv[1],
-                count == 0 ? "no device" : peat_last_error_message());
+                status != PEAT_STATUS_OK ? peat_last_error_message() : "the driver sees no device");
     return 77;
   }
   return run_conformance(peat_backend_table(backend), argv[1]) == 0 ? 0 : 1;
