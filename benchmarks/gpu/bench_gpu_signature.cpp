@@ -51,9 +51,11 @@ int main(int argc, char** argv) {
   const int64_t n = argc > 2 ? std::atoll(argv[2]) : int64_t{1} << 26;
   peat_backend_t* backend = nullptr;
   int32_t count = 0;
-  if (peat_backend_get(name, &backend) != PEAT_STATUS_OK ||
-      peat_backend_device_count(backend, &count) != PEAT_STATUS_OK || count == 0) {
-    std::fprintf(stderr, "no %s device: %s\n", name, count == 0 ? "none found" : peat_last_error_message());
+  peat_status_t status = peat_backend_get(name, &backend);
+  if (status == PEAT_STATUS_OK) status = peat_backend_device_count(backend, &count);
+  if (status != PEAT_STATUS_OK || count == 0) {
+    std::fprintf(stderr, "no %s device: %s\n", name,
+                 status != PEAT_STATUS_OK ? peat_last_error_message() : "the driver sees no device");
     return 77;
   }
   const peat_backend_api_t* api = peat_backend_table(backend);
