@@ -37,8 +37,8 @@ if ! ls /dev/nvidia0 >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then
   fail 2 "no NVIDIA GPU on this machine (no /dev/nvidia0, nvidia-smi sees nothing): nothing to measure"
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
-"$cuda/bin/nvcc" --version | tail -1  # the driver must be new enough for this runtime (CUDA 13: driver >= 580)
 [[ -x "$cuda/bin/nvcc" ]] || fail 3 "nvcc not found at $cuda/bin/nvcc (set CUDA_HOME)"
+"$cuda/bin/nvcc" --version | tail -1  # the driver must be new enough for this runtime (CUDA 13: driver >= 580)
 command -v cmake >/dev/null || fail 3 "cmake is not installed"
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 
