@@ -1,11 +1,12 @@
 // The CUDA backend plugin: the CUDA runtime's calls plugged into the shared
-// GPU table (backends/common/gpu_runtime_table.hpp). The numeric entries
-// (signature, injection) come with the single-source kernels of
-// backends/common once they are compiled for CUDA; until then they are NULL and
-// the registry reports them as unsupported.
+// GPU table (backends/common/gpu_runtime_table.hpp), and the numeric entries
+// (signature_accumulate, inject) from the single-source kernels of
+// backends/common/kernels, compiled by nvcc (sm_80, sm_90 and PTX).
 #include <cuda_runtime_api.h>
 
+#include "gpu_inject_entry.hpp"
 #include "gpu_runtime_table.hpp"
+#include "gpu_signature_entry.hpp"
 
 namespace {
 
@@ -36,6 +37,9 @@ struct CudaRuntime {
   static error_t memcpy_async(void* dst, const void* src, size_t bytes, stream_t stream) {
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
   }
+  static error_t memset_async(void* dst, int value, size_t bytes, stream_t stream) {
+    return cudaMemsetAsync(dst, value, bytes, stream);
+  }
   static error_t stream_sync(stream_t stream) { return cudaStreamSynchronize(stream); }
   static error_t device_sync() { return cudaDeviceSynchronize(); }
   static error_t event_create(event_t* event) { return cudaEventCreateWithFlags(event, cudaEventDisableTiming); }
@@ -65,7 +69,14 @@ struct CudaRuntime {
   }
 };
 
-const peat_backend_api_t kTable = peat::gpu::RuntimeTable<CudaRuntime>::make();
+peat_backend_api_t make_table() {
+  peat_backend_api_t table = peat::gpu::RuntimeTable<CudaRuntime>::make();
+  table.signature_accumulate = peat::gpu::GpuEntries<CudaRuntime>::signature_accumulate;
+  table.inject = peat::gpu::GpuInject<CudaRuntime>::inject;
+  return table;
+}
+
+const peat_backend_api_t kTable = make_table();
 
 }  // namespace
 

@@ -1,9 +1,12 @@
 // The HIP backend plugin: the HIP runtime's calls plugged into the shared GPU
-// table (backends/common/gpu_runtime_table.hpp). Numeric entries come with the
-// single-source kernels of backends/common once they are compiled for HIP.
+// table (backends/common/gpu_runtime_table.hpp), and the numeric entries
+// (signature_accumulate, inject) from the single-source kernels of
+// backends/common/kernels, compiled by clang -x hip (gfx90a, gfx940).
 #include <hip/hip_runtime_api.h>
 
+#include "gpu_inject_entry.hpp"
 #include "gpu_runtime_table.hpp"
+#include "gpu_signature_entry.hpp"
 
 namespace {
 
@@ -34,6 +37,9 @@ struct HipRuntime {
   static error_t memcpy_async(void* dst, const void* src, size_t bytes, stream_t stream) {
     return hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, stream);
   }
+  static error_t memset_async(void* dst, int value, size_t bytes, stream_t stream) {
+    return hipMemsetAsync(dst, value, bytes, stream);
+  }
   static error_t stream_sync(stream_t stream) { return hipStreamSynchronize(stream); }
   static error_t device_sync() { return hipDeviceSynchronize(); }
   static error_t event_create(event_t* event) { return hipEventCreateWithFlags(event, hipEventDisableTiming); }
@@ -62,7 +68,14 @@ struct HipRuntime {
   }
 };
 
-const peat_backend_api_t kTable = peat::gpu::RuntimeTable<HipRuntime>::make();
+peat_backend_api_t make_table() {
+  peat_backend_api_t table = peat::gpu::RuntimeTable<HipRuntime>::make();
+  table.signature_accumulate = peat::gpu::GpuEntries<HipRuntime>::signature_accumulate;
+  table.inject = peat::gpu::GpuInject<HipRuntime>::inject;
+  return table;
+}
+
+const peat_backend_api_t kTable = make_table();
 
 }  // namespace
 

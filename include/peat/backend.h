@@ -99,15 +99,29 @@ typedef struct peat_backend_api {
 
   /* [optional] Signature of (golden, candidate), both on this backend's
    * devices, merged into *inout_signature (which the caller initialised);
-   * fills *inout_map when it is not NULL. See peat/analyzer.h. */
+   * fills *inout_map when it is not NULL. See peat/analyzer.h. The config is
+   * read as by peat_analyze_accumulate (defaults, index_base, spatial view of
+   * a piece). Synchronous: the result is on the host when the call returns;
+   * the work runs on `stream`. Every backend gives the CPU backend's counts,
+   * histograms, extrema and map for the same data (the conformance suite in
+   * tests/gpu checks it). The CUDA and HIP plugins take contiguous tensors
+   * (any byte_offset) on one device: strided ones -> UNSUPPORTED; tensors
+   * of another device type -> UNSUPPORTED; shapes differ -> SHAPE_MISMATCH;
+   * dtype not f16/bf16/f32/f64 -> UNSUPPORTED; a failed runtime call -> the
+   * runtime's error mapped to a status, message from last_error(). On error
+   * the outputs are unchanged. docs/gpu-backends.md describes the kernels. */
   peat_status_t (*signature_accumulate)(const DLTensor* golden, const DLTensor* candidate,
                                         const struct peat_signature_config* config,
                                         struct peat_signature* inout_signature,
                                         struct peat_spatial_map* inout_map, void* stream);
 
   /* [optional] Applies an error model to `tensor` in place, with the Philox
-   * key (seed, op, call), and fills *out_truth when not NULL. See
-   * peat/injector.h. */
+   * key (seed, op, call), and fills *out_truth when not NULL (its
+   * struct_size set by the caller). See peat/injector.h. Every backend writes
+   * the same bits and the same truth as the CPU backend for the same spec,
+   * key and data. Synchronous; the work runs on `stream`. The CUDA and HIP
+   * plugins take a contiguous tensor on their device (spec.stale likewise);
+   * errors as peat_inject_apply, strided tensors -> UNSUPPORTED. */
   peat_status_t (*inject)(DLTensor* tensor, const struct peat_inject_spec* spec, uint64_t seed,
                           uint32_t op, uint32_t call, struct peat_inject_truth* out_truth,
                           void* stream);
