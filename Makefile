@@ -46,3 +46,10 @@ test-sanitize: deps
 abi-baseline: build
 	@abidw --exported-interfaces-only --no-corpus-path --no-show-locs --out-file abi/libpeat.abi $(BUILD_DIR)/lib/libpeat.so
 	@echo "wrote abi/libpeat.abi"
+
+# libFuzzer targets (preset fuzz, clang-15 + ASan + UBSan), each fuzzed for
+# FUZZ_SECONDS (default 300); figures in build-fuzz/fuzz-results.jsonl.
+FUZZ_SECONDS ?= 300
+.PHONY: fuzz
+fuzz: deps
+	@JOBS=$(JOBS) ./scripts/fuzz.sh $(FUZZ_SECONDS)
