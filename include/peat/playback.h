@@ -190,7 +190,10 @@ typedef struct peat_playback_result_s {
                              SHAPE_MISMATCH (it changed an output's shape, dtype or data
                              pointer); CORRUPT_DATA / IO_ERROR / OUT_OF_MEMORY (the
                              record's tensors could not be read); UNSUPPORTED (an output
-                             dtype the analyzer does not handle) */
+                             dtype the analyzer does not handle); with options.isolate
+                             also CALLBACK_FAILED for a candidate that threw, crashed or
+                             wrote outside its outputs, and TIMEOUT for one that did not
+                             return within options.timeout_ms */
   uint64_t record;        /* record index in the trace */
   const char* op;         /* op name */
   const char* module_path;/* layer ("" when none) */
