@@ -106,7 +106,7 @@ void make_tensor(Input& in, FuzzTensor& t, const FuzzTensor* like) {
 void fill_config(Input& in, peat_signature_config_t& c) {
   peat_signature_config_init(&c);
   const uint8_t mask = in.byte();
-  auto pick_double = [&](double def) {
+  auto pick_double = [&](double def) -> double {
     switch (in.below(6)) {
       case 0: return def;
       case 1: return -1.0;

@@ -5,6 +5,7 @@
 // correct footer. Selector >= 16: the bytes are the header's RunInfo.
 #include "trace/format.hpp"
 #include "trace/record.hpp"
+#include "trace/codec.hpp"
 #include "fuzz_input.hpp"
 #include "trace_walk.hpp"
 
