@@ -39,7 +39,7 @@ void fix_checksums(unsigned char* p, std::size_t n) {
       put_u64(p + pos + 24, checksum(p + pos, 24));
       return;
     }
-    const uint64_t meta_len = get_u32(p + pos + 12);
+    const uint64_t meta_len = get_u32(p + pos + 8);
     const uint64_t payload_len = get_u64(p + pos + 16);
     if (meta_len > n - pos - kFrameFixed) return;
     std::vector<unsigned char> covered(24 + meta_len);

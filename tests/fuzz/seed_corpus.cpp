@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
         w.append(e);
         // Meta target: selector = kind, u16 split = meta_len, meta, payload.
         const auto* f = reinterpret_cast<const unsigned char*>(e.frame.data());
-        const uint32_t meta_len = get_u32(f + 12);
+        const uint32_t meta_len = get_u32(f + 8);
         const uint64_t payload_len = get_u64(f + 16);
         std::vector<unsigned char> seed{static_cast<unsigned char>(e.kind), static_cast<unsigned char>(meta_len),
                                         static_cast<unsigned char>(meta_len >> 8)};
