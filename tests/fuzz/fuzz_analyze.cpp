@@ -168,7 +168,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     peat_signature_t sig;
     peat_signature_init(&sig);
     const std::vector<uint8_t> raw = in.bytes(sizeof sig - 4);
-    std::memcpy(reinterpret_cast<uint8_t*>(&sig) + 4, raw.data(), raw.size());
+    if (!raw.empty()) std::memcpy(reinterpret_cast<uint8_t*>(&sig) + 4, raw.data(), raw.size());
     detect(in, sig, nullptr);
     double v = 0;
     int32_t pass = 0;

@@ -44,7 +44,7 @@ void fill_spec(Input& in, peat_inject_spec_t& spec, std::vector<int64_t>& elemen
   peat_inject_spec_init(&spec, static_cast<peat_inject_kind_t>(in.below(12)));
   if (in.below(2)) {
     const std::vector<uint8_t> raw = in.bytes(sizeof spec - 8);
-    std::memcpy(reinterpret_cast<uint8_t*>(&spec) + 8, raw.data(), raw.size());
+    if (!raw.empty()) std::memcpy(reinterpret_cast<uint8_t*>(&spec) + 8, raw.data(), raw.size());
   }
   spec.elements = nullptr;
   spec.stale = nullptr;
