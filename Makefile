@@ -46,3 +46,19 @@ test-sanitize: deps
 abi-baseline: build
 	@abidw --exported-interfaces-only --no-corpus-path --no-show-locs --out-file abi/libpeat.abi $(BUILD_DIR)/lib/libpeat.so
 	@echo "wrote abi/libpeat.abi"
+
+# libFuzzer targets (preset fuzz, clang-15 + ASan + UBSan), each fuzzed for
+# FUZZ_SECONDS (default 300); figures in build-fuzz/fuzz-results.jsonl.
+FUZZ_SECONDS ?= 300
+.PHONY: fuzz
+fuzz: deps
+	@JOBS=$(JOBS) ./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The 60 s load run under ThreadSanitizer: 16 threads recording and dispatching
+# (tests/load/stress.cpp), built in the tsan preset. STRESS_SECONDS to change.
+STRESS_SECONDS ?= 60
+.PHONY: stress
+stress: deps
+	@cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $(JOBS) --target peat_stress
+	@TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/sanitizers/tsan.supp" \
+	  ./build-tsan/tests/load/peat_stress $(STRESS_SECONDS) /tmp/peat-stress-$$$$ 16

@@ -10,7 +10,8 @@ packages=(
   libgmp-dev
   libflatbuffers-dev flatbuffers-compiler libfmt-dev
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libeigen3-dev
-  abigail-tools hipcc libamdhip64-dev clang-15 rocm-device-libs
+  abigail-tools hipcc libamdhip64-dev rocm-device-libs
+  clang-15 libclang-common-15-dev
   python3-numpy python3-torch python3-pytest python3-setuptools python3-sklearn python3-pip
   libopenblas0-pthread
 )

@@ -43,6 +43,8 @@ PEAT_API void peat_playback_options_init(peat_playback_options_t* options) {
   options->num_threads = 0;
   options->progress = nullptr;
   options->progress_user = nullptr;
+  options->isolate = 0;
+  options->timeout_ms = 10000;
 }
 
 PEAT_API peat_status_t peat_playback_create(const peat_trace_reader_t* reader, const peat_playback_options_t* options,

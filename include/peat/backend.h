@@ -148,7 +148,11 @@ typedef struct peat_backend peat_backend_t;
  * in order) and then in the directory that holds libpeat itself. A file that
  * cannot be opened, lacks the entry point, returns NULL, has another ABI
  * major, a struct_size smaller than the ABI 1.0 table, or a NULL [required]
- * entry is refused, and the search goes on with the next directory. Loading
+ * entry is refused, and the search goes on with the next directory. Each
+ * plugin is first opened and checked in a forked probe process, so one that
+ * crashes (or hangs for 30 s) in its initialisers or entry point is refused
+ * too, with the signal in the message, and the host survives; the environment
+ * variable PEAT_BACKEND_PROBE=0 skips the probe. Loading
  * is attempted once per name; later calls return the same result.
  * Errors: NULL arguments -> INVALID_ARGUMENT; no usable plugin ->
  * UNAVAILABLE with a message listing every file tried and why it was refused.

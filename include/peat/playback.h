@@ -17,6 +17,10 @@
  * shape, dtype or data pointer, or whose tensors cannot be read, is kept in
  * the results with a status and a message naming the trace file, the record
  * number and the op; playback goes on with the next record.
+ * A candidate that crashes the process, never returns, or writes outside its
+ * outputs is survivable only with options.isolate = 1 (a forked worker per
+ * call, guard pages around the outputs, a time limit): it then fails its
+ * record in the same way.
  *
  * When the candidate declares itself thread-safe (options.thread_safe), the
  * records flow through a oneTBB pipeline (select -> load -> candidate ->
@@ -100,6 +104,22 @@ typedef struct peat_playback_options {
                                   >= 0. Default 0. */
   peat_playback_progress_fn progress; /* NULL (default) = none */
   void* progress_user;         /* passed to progress */
+  /* ---- isolation (appended in 0.1; older callers' smaller struct_size keeps the defaults) ---- */
+  int32_t isolate;             /* 1: run every candidate call in a forked worker process, so
+                                  that a candidate that crashes, hangs or writes outside its
+                                  outputs fails its record (status CALLBACK_FAILED, TIMEOUT or
+                                  SHAPE_MISMATCH, with a message) and playback goes on with the
+                                  next record. Each output then lives in shared memory, 64-byte
+                                  aligned, followed and preceded by a PROT_NONE guard page;
+                                  the bytes between the output and the guard pages are
+                                  checked after the call, so a write even one byte past the
+                                  end is caught. The worker is a fork of the caller: the
+                                  candidate sees the same inputs and ctx, but what it changes
+                                  outside its outputs (ctx, globals) is lost. Costs a fork
+                                  per call (about 0.1-1 ms). POSIX only. Default 0. */
+  uint32_t timeout_ms;         /* isolate: wall-clock limit of one candidate call in
+                                  milliseconds; past it the worker is killed (SIGKILL) and the
+                                  record fails with TIMEOUT. 0 = no limit. Default 10000. */
 } peat_playback_options_t;
 
 /* Fills *options with the defaults above and sets struct_size. NULL-safe. */
@@ -170,7 +190,10 @@ typedef struct peat_playback_result_s {
                              SHAPE_MISMATCH (it changed an output's shape, dtype or data
                              pointer); CORRUPT_DATA / IO_ERROR / OUT_OF_MEMORY (the
                              record's tensors could not be read); UNSUPPORTED (an output
-                             dtype the analyzer does not handle) */
+                             dtype the analyzer does not handle); with options.isolate
+                             also CALLBACK_FAILED for a candidate that threw, crashed or
+                             wrote outside its outputs, and TIMEOUT for one that did not
+                             return within options.timeout_ms */
   uint64_t record;        /* record index in the trace */
   const char* op;         /* op name */
   const char* module_path;/* layer ("" when none) */

@@ -3,6 +3,7 @@
 // not mid-run; their symbols never leak into the process) and are never
 // closed, so tables and names they return stay valid for the process.
 #include "backend/backend.hpp"
+#include "backend/probe.hpp"
 
 #include "core/error.hpp"
 
@@ -59,6 +60,10 @@ std::vector<std::string> Registry::search_path() const {
 }
 
 std::unique_ptr<Backend> Registry::open_plugin(const std::string& path, std::string& reason) {
+  // A plugin that crashes or hangs while loading must not take the host down:
+  // it is loaded in a child process first (probe.hpp).
+  reason = probe_plugin(path);
+  if (!reason.empty()) return nullptr;
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();

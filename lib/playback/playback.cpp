@@ -1,5 +1,6 @@
 // Playback FI (see playback.hpp and peat/playback.h).
 #include "playback/playback.hpp"
+#include "playback/isolate.hpp"
 
 #include "analyzer/analyze.hpp"
 #include "core/error.hpp"
@@ -106,6 +107,8 @@ Playback::Playback(const trace::Reader& reader, const peat_playback_options_t& o
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.max_in_flight {} is outside [1, 1024]", options_.max_in_flight);
   if (options_.num_threads < 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.num_threads {} is negative", options_.num_threads);
+  if (options_.isolate != 0 && options_.isolate != 1)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.isolate is {}; it must be 0 or 1", options_.isolate);
 
   filter_ = read_options(options_.filter, "options.filter", peat_trace_filter_init);
   constexpr uint32_t kOp = 1u << PEAT_TRACE_KIND_OP;
@@ -265,6 +268,22 @@ void Playback::execute(Work& work) const {
     attrs.phase = work.result.phase;
     attrs.run = k;
     const void* attrs_arg = options_.attrs_mode == PEAT_PLAYBACK_ATTRS_LIST ? &attrs : nullptr;
+    if (options_.isolate) {
+      // A forked worker with guard pages and a time limit (isolate.hpp): the
+      // worker checks the views itself, so the checks below do not apply.
+      std::vector<std::size_t> bytes;
+      bytes.reserve(outs.size());
+      for (const Buffer& b : outs) bytes.push_back(b.bytes);
+      const IsolatedOutcome o = run_isolated(
+          fn_, ctx_, work.input_views.empty() ? nullptr : work.input_views.data(),
+          static_cast<int32_t>(work.input_views.size()), views.empty() ? nullptr : views.data(),
+          bytes, static_cast<int32_t>(views.size()), attrs_arg, options_.timeout_ms, origin_);
+      if (o.status != PEAT_STATUS_OK) {
+        work.fail_with(o.status, fmt::format("{} (run {}, isolated)", o.message, k + 1), reader_);
+        return;
+      }
+      continue;
+    }
     int32_t rc = 0;
     try {
       rc = fn_(ctx_, work.input_views.empty() ? nullptr : work.input_views.data(),

@@ -314,7 +314,15 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
     }
     if (queue_.empty() || queue_bytes_ + job->bytes <= queue_capacity_) break;
     if (policy_ == PEAT_QUEUE_DROP) {
-      ++dropped_queue_full_;
+      // Logged at the 1st, 2nd, 4th, 8th... drop: visible without flooding the log.
+      const uint64_t n = ++dropped_queue_full_;
+      if ((n & (n - 1)) == 0) {
+        lock.unlock();
+        session_.log(PEAT_LOG_WARNING,
+                     fmt::format("profiler: the queue is full ({} bytes, policy DROP): {} record(s) dropped so far; "
+                                 "raise queue_bytes or use PEAT_QUEUE_BLOCK to keep them",
+                                 queue_capacity_, n));
+      }
       return false;
     }
     space_cv_.wait(lock);

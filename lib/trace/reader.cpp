@@ -40,11 +40,21 @@ uint64_t frame_checksum(const unsigned char* head24, const void* meta, std::size
   return sum;
 }
 
+// FlatBuffers' verifier only checks 4-byte alignment of a vector's length
+// prefix, so a crafted buffer can place 8-byte elements on a 4-byte boundary;
+// reading them (and handing users a pointer to them, as shape and ints are)
+// would be a misaligned access. The writer always aligns them to 8.
+template <typename T>
+bool misaligned(const flatbuffers::Vector<T>* v) {
+  return v != nullptr && v->size() > 0 && reinterpret_cast<std::uintptr_t>(v->Data()) % alignof(T) != 0;
+}
+
 // Checks one tensor description against the record's payload; "" when sound.
 std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len) {
   if (t == nullptr) return "null tensor entry";
   if (t->dtype_bits() == 0 || t->dtype_lanes() == 0) return "tensor dtype has zero bits or lanes";
   const auto* shape = t->shape();
+  if (misaligned(shape)) return "tensor shape vector is not 8-byte aligned";
   const uint32_t ndim = shape ? shape->size() : 0;
   if (ndim > static_cast<uint32_t>(kMaxDims)) return fmt::format("tensor has {} dimensions (at most {})", ndim, kMaxDims);
   uint64_t numel = 1;
@@ -97,6 +107,7 @@ std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_le
           if (a == nullptr || a->key() == nullptr) return fmt::format("attrs[{}] has no key", i);
           if (static_cast<int>(a->type()) > PEAT_ATTR_INT_ARRAY)
             return fmt::format("attrs[{}] has unknown type {}", i, static_cast<int>(a->type()));
+          if (misaligned(a->ints())) return fmt::format("attrs[{}]: ints vector is not 8-byte aligned", i);
         }
       }
       std::string why = check_tensors(op->inputs(), "inputs", payload_len);
@@ -120,6 +131,7 @@ std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_le
       const auto* ix = rec->body_as_Index();
       if (ix == nullptr) return "frame kind 'index' but the metadata holds another record type";
       if (payload_len != 0) return "index record with a payload";
+      if (misaligned(ix->offsets())) return "index offsets vector is not 8-byte aligned";
       return {};
     }
     default:

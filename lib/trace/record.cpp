@@ -90,11 +90,11 @@ std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t met
   put_u32(p + 8, static_cast<uint32_t>(meta_len));
   put_u32(p + 12, 0);
   put_u64(p + 16, payload.size());
-  std::memcpy(p + kFrameFixed, meta, meta_len);
+  if (meta_len > 0) std::memcpy(p + kFrameFixed, meta, meta_len);  // meta may be NULL when empty
   // checksum of the first 24 bytes followed by the metadata
   std::vector<unsigned char> covered(24 + meta_len);
   std::memcpy(covered.data(), p, 24);
-  std::memcpy(covered.data() + 24, meta, meta_len);
+  if (meta_len > 0) std::memcpy(covered.data() + 24, meta, meta_len);
   put_u64(p + 24, checksum(covered.data(), covered.size()));
   if (!payload.empty()) std::memcpy(p + kFrameFixed + pad8(meta_len), payload.data(), payload.size());
   return out;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Proves that the ABI gate (check_abi.sh) can fail: it must
+#   1. pass for the built library against the committed baseline;
+#   2. FAIL against a copy of the baseline in which a public struct passed to
+#      exported functions has another size (what the library would look like to
+#      a program built against that baseline: an incompatible change);
+#   3. pass for that same change once the SONAME differs (an ABI version bump).
+# Usage: gate_test.sh CHECK_ABI LIBRARY BASELINE WORKDIR
+set -uo pipefail
+check=$1 library=$2 baseline=$3 work=$4
+mkdir -p "$work"
+fail=0
+
+"$check" "$library" "$baseline" >"$work/pass.log" 2>&1
+if [[ $? -eq 0 ]]; then echo "ok   the built library passes against the committed baseline"
+else echo "FAIL the built library does not pass against the committed baseline:"; cat "$work/pass.log"; fail=1; fi
+
+# peat_trace_reader_options is taken by peat_trace_open and peat_trace_recover.
+struct=peat_trace_reader_options
+grep -q "class-decl name='$struct' size-in-bits='192'" "$baseline" || { echo "FAIL baseline lacks $struct (192 bits)"; exit 1; }
+sed "s/class-decl name='$struct' size-in-bits='192'/class-decl name='$struct' size-in-bits='256'/" "$baseline" >"$work/changed.abi"
+"$check" "$library" "$work/changed.abi" >"$work/changed.log" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "ABI CHANGE" "$work/changed.log" && grep -q "$struct" "$work/changed.log"; then
+  echo "ok   a resized $struct fails the gate (exit $rc) and abidiff names it"
+else
+  echo "FAIL a resized $struct did not fail the gate (exit $rc):"; cat "$work/changed.log"; fail=1
+fi
+
+soname=$(grep -o "soname='[^']*'" "$baseline" | head -1 | cut -d"'" -f2)
+sed "s/soname='$soname'/soname='$soname.old'/" "$work/changed.abi" >"$work/bumped.abi"
+"$check" "$library" "$work/bumped.abi" >"$work/bumped.log" 2>&1
+if [[ $? -eq 0 ]] && grep -q "new SONAME" "$work/bumped.log"; then
+  echo "ok   the same change passes when the SONAME differs (ABI version bumped)"
+else
+  echo "FAIL the change with another SONAME did not pass:"; cat "$work/bumped.log"; fail=1
+fi
+exit $fail
