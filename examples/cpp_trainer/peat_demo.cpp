@@ -157,6 +157,18 @@ int specificity(peat_error_model_t m) {
   return 99;
 }
 
+// Whether verdict `a` (of one op) should replace `b` (of another) as the
+// candidate's verdict: confident verdicts (>= 0.8) before weak ones, then the
+// more specific model, then the higher confidence. A weak specific verdict (a
+// REGION at 0.76 from the columns a ReLU zeroed in a small weight-gradient GEMM)
+// must not outrank a confident REDUCED_PRECISION of another op.
+bool preferred(const peat_verdict_t& a, const peat_verdict_t& b) {
+  const bool ca = a.confidence >= 0.8, cb = b.confidence >= 0.8;
+  if (ca != cb) return ca;
+  if (specificity(a.model) != specificity(b.model)) return specificity(a.model) < specificity(b.model);
+  return a.confidence > b.confidence;
+}
+
 std::string json_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -189,19 +201,28 @@ std::string series_json(const std::vector<double>& loss, int64_t first_step) {
   return s + "]}";
 }
 
-// Golden vs candidate loss of one stage inside band_abs (smoothed over `window`).
-peat_loss_comparison_t compare_stage(const std::vector<double>& golden, const std::vector<double>& cand, double band, int window) {
+// Golden vs candidate loss of one stage against band_abs, smoothed over `window`
+// steps, from the first full window on (where the band was measured); steps are
+// reported as global step indices (the stage starts at `first_step`).
+peat_loss_comparison_t compare_stage(const std::vector<double>& golden, const std::vector<double>& cand, double band, int window,
+                                     int64_t first_step) {
   peat_loss_comparison_t cmp{};
   cmp.struct_size = sizeof cmp;
   cmp.first_beyond_step = -1;
+  const size_t skip = static_cast<size_t>(std::max(window, 1) - 1);
   const size_t n = std::min(golden.size(), cand.size());
-  if (n == 0) return cmp;  // the stage did not run
+  if (n <= skip) return cmp;  // the stage did not run (or is shorter than a window)
+  // peat_compare_loss would smooth from the first point it is given, so the
+  // series are smoothed here and compared from `skip` on with window 1.
+  const std::vector<double> sg = smooth(golden, window), sc = smooth(cand, window);
+  std::vector<int64_t> steps(n - skip);
+  for (size_t i = 0; i < steps.size(); ++i) steps[i] = first_step + static_cast<int64_t>(skip + i);
   peat_loss_compare_options_t o;
   peat_loss_compare_options_init(&o);
-  o.window = window;
+  o.window = 1;
   o.band_abs = band;
   o.band_rel = 0;
-  check(peat_compare_loss(golden.data(), cand.data(), nullptr, n, &o, &cmp), "peat_compare_loss");
+  check(peat_compare_loss(sg.data() + skip, sc.data() + skip, steps.data(), n - skip, &o, &cmp), "peat_compare_loss");
   return cmp;
 }
 
@@ -265,6 +286,7 @@ int main(int argc, char** argv) {
   app.add_option("--order-seed", order_seed, "batch-order seed of the first extra golden run (replaces the first --band-seeds value)");
   app.add_option("--band-widen", cfg.band_widen, "the noise band is this times the largest golden run-to-run deviation")
       ->check(CLI::Range(1.0, 100.0));
+  app.add_option("--window", cfg.window, "moving-average window (steps) of the loss comparison")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   if (order_seed != 0) cfg.band_order_seeds.front() = order_seed;
   if (cfg.band_order_seeds.empty()) cfg.band_order_seeds = {7};
@@ -318,8 +340,8 @@ int main(int argc, char** argv) {
     std::printf("[1] noise band (%.2g x the largest golden run-to-run deviation of %zu runs, window %d): pretrain %.4f, finetune %.4f\n",
                 cfg.band_widen, others.size(), W, band_pre, band_ft);
     for (ComparedRun& o : others) {
-      o.pre = compare_stage(golden.pretrain.loss, o.run.pretrain.loss, band_pre, W);
-      o.ft = compare_stage(golden.finetune.loss, o.run.finetune.loss, band_ft, W);
+      o.pre = compare_stage(golden.pretrain.loss, o.run.pretrain.loss, band_pre, W, 0);
+      o.ft = compare_stage(golden.finetune.loss, o.run.finetune.loss, band_ft, W, ft_first);
       o.drift = checkpoint_drift(golden.final_state, o.run.final_state);
     }
 
@@ -378,7 +400,7 @@ int main(int argc, char** argv) {
       check(st, "peat_playback_run");
       for (uint64_t probe : probes) {
         Detection d = detect_on_record(reader, probe, fn);
-        if (row.det.op.empty() || specificity(d.det.verdicts[0].model) < specificity(row.det.det.verdicts[0].model)) row.det = std::move(d);
+        if (row.det.op.empty() || preferred(d.det.verdicts[0], row.det.det.verdicts[0])) row.det = std::move(d);
       }
       std::printf("[2] %-22s playback: %llu records, %llu exact, %llu mismatched, %llu nondeterministic; detector on %s [%lldx%lldx%lld]: %s\n",
                   name.c_str(), static_cast<unsigned long long>(row.pb.done), static_cast<unsigned long long>(row.pb.exact),
@@ -409,8 +431,8 @@ int main(int argc, char** argv) {
         c.every = every;
         c.order_seed = cfg.seed;
         c.run = train_run(cfg, data, fo, cfg.seed, scratch_ckpt);
-        c.pre = compare_stage(golden.pretrain.loss, c.run.pretrain.loss, band_pre, W);
-        c.ft = compare_stage(golden.finetune.loss, c.run.finetune.loss, band_ft, W);
+        c.pre = compare_stage(golden.pretrain.loss, c.run.pretrain.loss, band_pre, W, 0);
+        c.ft = compare_stage(golden.finetune.loss, c.run.finetune.loss, band_ft, W, ft_first);
         c.drift = checkpoint_drift(golden.final_state, c.run.final_state);
         std::printf("[3] %-22s every %-4llu: %lld candidate calls; final loss %.4f / %.4f (golden %.4f / %.4f), test acc %.3f / %.3f, %s\n",
                     name.c_str(), static_cast<unsigned long long>(every), static_cast<long long>(c.run.candidate_calls),
@@ -451,7 +473,7 @@ int main(int argc, char** argv) {
     }
     // The second table: every compared run, per stage, and how far its final parameters drifted.
     std::printf("\n%-28s | %10s | %-21s | %-21s | %-13s | %s\n", "run (vs golden)", "cand. calls", "pretrain loss delta", "finetune loss delta",
-                "test acc", "checkpoint drift: max rel. L2 (tensor)");
+                "test acc", "checkpoint drift: rel. L2 of all params; worst tensor");
     std::printf("%s\n", std::string(150, '-').c_str());
     std::printf("%-28s | %10s | band +-%-14.4f | band +-%-14.4f | %.3f / %.3f | -\n", "golden (recorded)", "-", band_pre, band_ft,
                 golden.pretrain.test_acc, golden.finetune.test_acc);
@@ -461,7 +483,7 @@ int main(int argc, char** argv) {
       if (has_ft) std::snprintf(ft, sizeof ft, "%+.4f %s", smoothed_final(c.run.finetune.loss, W) - g_ft, c.ft.beyond_count ? "OUT" : "in");
       else std::snprintf(ft, sizeof ft, "-");
       const TensorDrift* w = worst_drift(c.drift);
-      if (w) std::snprintf(drift, sizeof drift, "%.2e (%s)", w->relative_l2, w->tensor.c_str());
+      if (w) std::snprintf(drift, sizeof drift, "%.2e; worst %s %.2e", total_relative_l2(c.drift), w->tensor.c_str(), w->relative_l2);
       else std::snprintf(drift, sizeof drift, "-");
       std::printf("%-28s | %10lld | %-21s | %-21s | %.3f / %.3f | %s\n", c.label.c_str(), static_cast<long long>(c.run.candidate_calls), pre, ft,
                   c.run.pretrain.test_acc, c.run.finetune.test_acc, drift);
@@ -505,8 +527,9 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < r.fi.size(); ++i) {
         const ComparedRun& c = fi_runs[r.fi[i]];
         // The pretraining stage's fields at the top (as before the finetune stage existed), the finetuning's under "finetune".
-        std::fprintf(f, "%s\n       {\"every\": %llu, \"label\": \"%s\", \"candidate_calls\": %lld, %s,\n        \"finetune\": {%s}}", i ? "," : "",
-                     static_cast<unsigned long long>(c.every), json_escape(c.label).c_str(), static_cast<long long>(c.run.candidate_calls),
+        std::fprintf(f, "%s\n       {\"every\": %llu, \"label\": \"%s\", \"candidate_calls\": %lld, \"checkpoint_relative_l2\": %s, %s,\n        \"finetune\": {%s}}",
+                     i ? "," : "", static_cast<unsigned long long>(c.every), json_escape(c.label).c_str(),
+                     static_cast<long long>(c.run.candidate_calls), num(total_relative_l2(c.drift)).c_str(),
                      stage_json(c, c.run.pretrain, c.pre, g_pre).c_str(), stage_json(c, c.run.finetune, c.ft, g_ft).c_str());
       }
       std::fprintf(f, "%s]}%s\n", r.fi.empty() ? "" : "\n     ", j + 1 < rows.size() ? "," : "");
@@ -517,13 +540,16 @@ int main(int argc, char** argv) {
     std::fprintf(f, "  \"noise_band_rule\": \"%s\",\n",
                  json_escape("per stage: " + num(cfg.band_widen) + " x the largest max_t |moving average (" + std::to_string(W) +
                              " steps) of the loss of a golden run with another batch order - that of the golden run| over " +
-                             std::to_string(others.size()) + " such runs")
+                             std::to_string(others.size()) + " such runs, t from the first full window on; runs are compared from there too")
                      .c_str());
     std::fprintf(f, "  \"golden_other_orders\": [");
     for (size_t i = 0; i < others.size(); ++i) {
       const ComparedRun& o = others[i];
-      std::fprintf(f, "%s\n    {\"label\": \"%s\", \"order_seed\": %llu, \"pretrain\": {%s},\n     \"finetune\": {%s}}", i ? "," : "",
-                   json_escape(o.label).c_str(), static_cast<unsigned long long>(o.order_seed),
+      std::fprintf(f, "%s\n    {\"label\": \"%s\", \"order_seed\": %llu, \"max_deviation\": %s, \"finetune_max_deviation\": %s, "
+                      "\"checkpoint_relative_l2\": %s,\n     \"pretrain\": {%s},\n     \"finetune\": {%s}}",
+                   i ? "," : "", json_escape(o.label).c_str(), static_cast<unsigned long long>(o.order_seed),
+                   num(max_smoothed_deviation(golden.pretrain.loss, o.run.pretrain.loss, W)).c_str(),
+                   num(max_smoothed_deviation(golden.finetune.loss, o.run.finetune.loss, W)).c_str(), num(total_relative_l2(o.drift)).c_str(),
                    stage_json(o, o.run.pretrain, o.pre, g_pre).c_str(), stage_json(o, o.run.finetune, o.ft, g_ft).c_str());
     }
     std::fprintf(f, "\n  ],\n  \"loss_series\": {\n    \"golden\": %s", series_json(golden.pretrain.loss, 0).c_str());

@@ -114,7 +114,8 @@ double smoothed_final(const std::vector<double>& v, int window) {
 double max_smoothed_deviation(const std::vector<double>& a, const std::vector<double>& b, int window) {
   const std::vector<double> sa = smooth(a, window), sb = smooth(b, window);
   double m = 0;
-  for (size_t i = 0; i < std::min(sa.size(), sb.size()); ++i) m = std::max(m, std::fabs(sa[i] - sb[i]));
+  for (size_t i = static_cast<size_t>(std::max(window, 1) - 1); i < std::min(sa.size(), sb.size()); ++i)
+    m = std::max(m, std::fabs(sa[i] - sb[i]));
   return m;
 }
 
@@ -150,9 +151,20 @@ std::vector<TensorDrift> checkpoint_drift(const std::map<std::string, Tensor>& g
     d.max_abs_error = sig[i].max_abs_error;
     peat_signature_rmse(&sig[i], &d.rmse);
     peat_signature_relative_l2(&sig[i], &d.relative_l2);
+    d.sum_sq_error = sig[i].sum_sq_error.hi + sig[i].sum_sq_error.lo;
+    d.sum_sq_golden = sig[i].sum_sq_golden.hi + sig[i].sum_sq_golden.lo;
     drift.push_back(std::move(d));
   }
   return drift;
+}
+
+double total_relative_l2(const std::vector<TensorDrift>& drift) {
+  double e = 0, g = 0;
+  for (const TensorDrift& d : drift) {
+    e += d.sum_sq_error;
+    g += d.sum_sq_golden;
+  }
+  return g > 0 ? std::sqrt(e / g) : (e > 0 ? INFINITY : 0.0);
 }
 
 }  // namespace peat_demo

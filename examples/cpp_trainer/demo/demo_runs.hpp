@@ -18,7 +18,7 @@ namespace peat_demo {
 struct Config {
   std::string model = "cnn";
   int epochs = 2, finetune_epochs = 1, batch = 64, shift = 3;
-  int64_t train_size = 3000, test_size = 1000, finetune_size = 1500;
+  int64_t train_size = 3000, test_size = 1000, finetune_size = 3000;
   float lr = 2e-3f, finetune_lr = 3e-3f;
   uint64_t seed = 1;
   std::vector<uint64_t> band_order_seeds = {7, 13, 29};  // extra golden runs (batch orders) for the noise band
@@ -57,7 +57,9 @@ RunResult train_run(const Config& cfg, const Data& data, peat_trainer::PeatOptio
 std::vector<double> smooth(const std::vector<double>& v, int window);
 // Mean of the last `window` values.
 double smoothed_final(const std::vector<double>& v, int window);
-// max_t |smooth(a)(t) - smooth(b)(t)| over the common length.
+// max_t |smooth(a)(t) - smooth(b)(t)| over the common length, from t = window - 1
+// on (where the moving average spans a full window; before it, it averages fewer
+// batches and is noisier than the band is meant to measure). 0 when shorter.
 double max_smoothed_deviation(const std::vector<double>& a, const std::vector<double>& b, int window);
 
 // One parameter tensor's drift between two checkpoints (peat_compare_checkpoints).
@@ -65,7 +67,10 @@ struct TensorDrift {
   std::string tensor;
   uint64_t count = 0;
   double rmse = 0, relative_l2 = 0, max_abs_error = 0;
+  double sum_sq_error = 0, sum_sq_golden = 0;  // over the finite pairs: for the drift of all tensors together
 };
+// sqrt(sum of squared errors / sum of squared golden values) over all tensors.
+double total_relative_l2(const std::vector<TensorDrift>& drift);
 // Per tensor of `golden` (in name order); throws std::runtime_error with PEAT's message.
 std::vector<TensorDrift> checkpoint_drift(const std::map<std::string, peat_trainer::Tensor>& golden,
                                           const std::map<std::string, peat_trainer::Tensor>& candidate);
