@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Step time of the example trainer (CNN, pretraining only) with PEAT detached,
 # attached but idle (every GEMM through peat_injector_dispatch, nothing fires),
-# recording 1 % of the GEMM calls (--record-every 100) and runtime FI at 1/10
-# (bf16 candidate).
+# recording 1 % and 10 % of the GEMM calls (--record-every 100 / 10) and
+# runtime FI at 1/10 (bf16 candidate).
 #
 # Robust on a shared machine: each repetition runs every mode once, in an order
 # rotated from one repetition to the next (no mode always runs first or after
@@ -36,9 +36,10 @@ declare -A extra=(
   [idle]="--attach"
   [record1]="--trace $tmp/t.peat --record-every 100"
   [record1_baseline]="--trace $tmp/t.peat --record-every 100"
+  [record10]="--trace $tmp/t.peat --record-every 10"
   [fi10]="--fi-candidate $cands:peat_cand_bf16_kernel --fi-every 10"
 )
-modes=(detached idle record1 fi10)
+modes=(detached idle record1 record10 fi10)
 [[ -n ${BASELINE_LIBDIR:-} ]] && modes+=(record1_baseline)
 declare -A times ratios
 kinds=(wall thread process)  # ms/step: wall time, training-thread CPU, process CPU
@@ -66,7 +67,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR % 2) 
 range() { tr ' ' '\n' | grep . | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.3f..%.3f", lo, hi}'; }
 base=$(echo "${times[detached,wall]}" | median)
 note="peat_train CNN, 1 epoch of $images images ($(( (images + 63) / 64 )) steps), $reps repetitions (modes in rotated order); overhead = median of per-repetition ratios to that repetition's detached run"
-for pair in "idle attached_idle 0.02" "record1 record_1pct 0.05" "fi10 runtime_fi_10pct -"; do
+for pair in "idle attached_idle 0.02" "record1 record_1pct 0.05" "record10 record_10pct -" "fi10 runtime_fi_10pct -"; do
   read -r mode metric target <<<"$pair"
   for k in "${kinds[@]}"; do
     name=${metric}_overhead
