@@ -1,17 +1,23 @@
 // peat_demo — the end-to-end demo (`make demo`).
 //
 //  1. Trains the golden model with PEAT attached, recording a trace: sampled
-//     GEMM calls (operands and attributes), per-step losses, the checkpoint.
+//     GEMM calls (operands and attributes), per-step losses, the checkpoints.
+//     Every run is two stages: pretraining, a checkpoint saved to a file, a
+//     fresh model restored from it with a new head, finetuning on a shifted
+//     label set. Three more golden runs with other batch orders give the
+//     run-to-run noise band of each stage.
 //  2. Plays every candidate GEMM of libpeat_candidates.so back against the
 //     trace (peat/playback.h) and names its error model with the detector
-//     (peat/detector.h) on one recorded GEMM with a trailing partial tile,
-//     with the spatial map and a second candidate run.
+//     (peat/detector.h) on the first recorded call of every op, with the
+//     spatial map and a second candidate run.
 //  3. Runtime FI: trains again with two candidates swapped in on every, every
-//     10th and every 100th GEMM call, and compares the loss curves with the
-//     golden one inside the noise band of a second golden run (another batch
-//     order), through peat_compare_loss.
-//  4. Prints one table (candidate -> verdict -> training impact) and writes
-//     <out>/report.json.
+//     10th and every 100th GEMM call, and compares each stage's loss curve with
+//     the golden one against the noise band (peat_compare_loss) and the final
+//     parameters with the golden ones per tensor (peat_compare_checkpoints).
+//  4. Prints two tables (candidate -> verdict -> training impact; the runs with
+//     their per-stage loss deltas and checkpoint drift) and writes
+//     <out>/report.json (keys: docs/demo-report.md).
+#include "demo/demo_runs.hpp"
 #include "peat_trainer/peat_dispatcher.hpp"
 
 #include <CLI/CLI.hpp>
@@ -31,74 +37,13 @@
 #include <vector>
 
 using namespace peat_trainer;
+using namespace peat_demo;
 namespace fs = std::filesystem;
 
 namespace {
 
 void check(peat_status_t s, const char* what) {
   if (s != PEAT_STATUS_OK) throw std::runtime_error(std::string(what) + ": " + peat_last_error_message());
-}
-
-struct Config {
-  std::string model = "cnn";
-  int epochs = 2, batch = 64;
-  int64_t train_size = 3000, test_size = 1000;
-  float lr = 2e-3f;
-  uint64_t seed = 1, order_seed2 = 7;
-  uint64_t record_every = 50;
-  int window = 20;
-};
-
-struct RunResult {
-  std::vector<double> loss;
-  double test_loss = 0, test_acc = 0, seconds = 0;
-  int64_t candidate_calls = 0;
-  uint64_t recorded = 0;
-};
-
-RunResult train_run(const Config& cfg, const Dataset& train, const Dataset& test, PeatOptions popt, uint64_t order_seed) {
-  auto model = cfg.model == "cnn" ? make_cnn(16, 1, 16, 32, 64, kShapeClasses, cfg.seed)
-                                  : make_mlp(16, 1, 128, kShapeClasses, cfg.seed);
-  popt.seed = cfg.seed;
-  PeatDispatcher pd(popt);
-  pd.attach(*model);
-  Trainer trainer(*model, pd);
-  RunResult r;
-  trainer.on_step = [&](const StepScalars& s) { r.loss.push_back(s.loss); };
-  pd.hook(trainer);
-  TrainConfig tc;
-  tc.epochs = cfg.epochs;
-  tc.batch = cfg.batch;
-  tc.lr = cfg.lr;
-  tc.seed = order_seed;
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto epochs = trainer.fit(train, test, tc);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  pd.checkpoint("pretrain", trainer.step(), model->state());
-  pd.close();
-  r.test_loss = epochs.back().test.loss;
-  r.test_acc = epochs.back().test.accuracy;
-  r.candidate_calls = pd.candidate_calls();
-  r.recorded = pd.recorded();
-  return r;
-}
-
-double smoothed_final(const std::vector<double>& v, int window) {
-  const size_t n = std::min<size_t>(v.size(), static_cast<size_t>(window));
-  double s = 0;
-  for (size_t i = v.size() - n; i < v.size(); ++i) s += v[i];
-  return n ? s / static_cast<double>(n) : NAN;
-}
-
-std::vector<double> smooth(const std::vector<double>& v, int window) {
-  std::vector<double> out(v.size());
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    s += v[i];
-    if (i >= static_cast<size_t>(window)) s -= v[i - window];
-    out[i] = s / static_cast<double>(std::min<size_t>(i + 1, window));
-  }
-  return out;
 }
 
 struct Detection {
@@ -212,6 +157,18 @@ int specificity(peat_error_model_t m) {
   return 99;
 }
 
+// Whether verdict `a` (of one op) should replace `b` (of another) as the
+// candidate's verdict: confident verdicts (>= 0.8) before weak ones, then the
+// more specific model, then the higher confidence. A weak specific verdict (a
+// REGION at 0.76 from the columns a ReLU zeroed in a small weight-gradient GEMM)
+// must not outrank a confident REDUCED_PRECISION of another op.
+bool preferred(const peat_verdict_t& a, const peat_verdict_t& b) {
+  const bool ca = a.confidence >= 0.8, cb = b.confidence >= 0.8;
+  if (ca != cb) return ca;
+  if (specificity(a.model) != specificity(b.model)) return specificity(a.model) < specificity(b.model);
+  return a.confidence > b.confidence;
+}
+
 std::string json_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -229,6 +186,76 @@ std::string num(double v) {
   return b;
 }
 
+
+// A loss series as {"steps": [...], "loss": [...]}; steps are the global step
+// indices (finetuning continues the pretraining's count).
+std::string series_json(const std::vector<double>& loss, int64_t first_step) {
+  std::string s = "{\"steps\": [";
+  for (size_t i = 0; i < loss.size(); ++i) s += (i ? ", " : "") + std::to_string(first_step + static_cast<int64_t>(i));
+  s += "], \"loss\": [";
+  for (size_t i = 0; i < loss.size(); ++i) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", loss[i]);
+    s += (i ? ", " : "") + (std::isfinite(loss[i]) ? std::string(b) : std::string("null"));
+  }
+  return s + "]}";
+}
+
+// Golden vs candidate loss of one stage against band_abs, smoothed over `window`
+// steps, from the first full window on (where the band was measured); steps are
+// reported as global step indices (the stage starts at `first_step`).
+peat_loss_comparison_t compare_stage(const std::vector<double>& golden, const std::vector<double>& cand, double band, int window,
+                                     int64_t first_step) {
+  peat_loss_comparison_t cmp{};
+  cmp.struct_size = sizeof cmp;
+  cmp.first_beyond_step = -1;
+  const size_t skip = static_cast<size_t>(std::max(window, 1) - 1);
+  const size_t n = std::min(golden.size(), cand.size());
+  if (n <= skip) return cmp;  // the stage did not run (or is shorter than a window)
+  // peat_compare_loss would smooth from the first point it is given, so the
+  // series are smoothed here and compared from `skip` on with window 1.
+  const std::vector<double> sg = smooth(golden, window), sc = smooth(cand, window);
+  std::vector<int64_t> steps(n - skip);
+  for (size_t i = 0; i < steps.size(); ++i) steps[i] = first_step + static_cast<int64_t>(skip + i);
+  peat_loss_compare_options_t o;
+  peat_loss_compare_options_init(&o);
+  o.window = 1;
+  o.band_abs = band;
+  o.band_rel = 0;
+  check(peat_compare_loss(sg.data() + skip, sc.data() + skip, steps.data(), n - skip, &o, &cmp), "peat_compare_loss");
+  return cmp;
+}
+
+// The tensor with the largest relative L2 drift ("" when none).
+const TensorDrift* worst_drift(const std::vector<TensorDrift>& drift) {
+  const TensorDrift* w = nullptr;
+  for (const TensorDrift& d : drift)
+    if (!w || !(d.relative_l2 <= w->relative_l2)) w = &d;  // NaN counts as the worst
+  return w;
+}
+
+std::string drift_json(const std::vector<TensorDrift>& drift) {
+  std::string s = "[";
+  for (size_t i = 0; i < drift.size(); ++i) {
+    const TensorDrift& d = drift[i];
+    s += std::string(i ? ",\n      " : "\n      ") + "{\"tensor\": \"" + json_escape(d.tensor) + "\", \"count\": " + std::to_string(d.count) +
+         ", \"rmse\": " + num(d.rmse) + ", \"relative_l2\": " + num(d.relative_l2) + ", \"max_abs_error\": " + num(d.max_abs_error) + "}";
+  }
+  return s + (drift.empty() ? "]" : "\n    ]");
+}
+
+// One training run compared with the golden one.
+struct ComparedRun {
+  std::string label;  // "golden order 7", "peat_cand_bf16 1/10"
+  std::string candidate;
+  uint64_t every = 0;
+  uint64_t order_seed = 0;
+  RunResult run;
+  peat_loss_comparison_t pre{}, ft{};
+  std::vector<TensorDrift> drift;
+  bool inside() const { return pre.beyond_count == 0 && ft.beyond_count == 0; }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -240,18 +267,29 @@ int main(int argc, char** argv) {
   std::vector<std::string> candidates = {"peat_cand_blocked", "peat_cand_pairwise", "peat_cand_bf16", "peat_cand_tf32",
                                          "peat_cand_fp16acc", "peat_cand_splitk_racy", "peat_cand_tile_drop",
                                          "peat_cand_no_alpha", "peat_cand_stuck_bit27"};
-  app.add_option("--out", out, "output folder (trace, playback JSON lines, report.json)");
+  uint64_t order_seed = 0;
+  app.add_option("--out", out, "output folder (trace, checkpoint, playback JSON lines, report.json)");
   app.add_option("--candidates-lib", lib, "path of libpeat_candidates.so (default: next to this program's build folder)");
   app.add_option("--model", cfg.model, "cnn or mlp")->check(CLI::IsMember({"cnn", "mlp"}));
-  app.add_option("--epochs", cfg.epochs, "training epochs")->check(CLI::PositiveNumber);
-  app.add_option("--train-size", cfg.train_size, "training images")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", cfg.epochs, "pretraining epochs")->check(CLI::PositiveNumber);
+  app.add_option("--finetune-epochs", cfg.finetune_epochs, "finetuning epochs (0: no finetuning)")->check(CLI::NonNegativeNumber);
+  app.add_option("--train-size", cfg.train_size, "pretraining images")->check(CLI::PositiveNumber);
+  app.add_option("--finetune-size", cfg.finetune_size, "finetuning images")->check(CLI::PositiveNumber);
   app.add_option("--test-size", cfg.test_size, "test images")->check(CLI::PositiveNumber);
+  app.add_option("--shift", cfg.shift, "finetuning labels are (label + shift) mod 10");
   app.add_option("--record-every", cfg.record_every, "record every N-th call of each GEMM op")->check(CLI::PositiveNumber);
   app.add_option("--candidates", candidates, "candidates to play back (symbols of the library)");
   app.add_option("--fi-candidates", fi_names, "candidates for runtime FI");
   app.add_option("--fi-every", fi_every, "runtime FI frequencies (every N-th call)");
-  app.add_option("--order-seed", cfg.order_seed2, "batch-order seed of the second golden run (noise band)");
+  app.add_option("--band-seeds", cfg.band_order_seeds, "batch-order seeds of the extra golden runs that give the noise band")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--order-seed", order_seed, "batch-order seed of the first extra golden run (replaces the first --band-seeds value)");
+  app.add_option("--band-widen", cfg.band_widen, "the noise band is this times the largest golden run-to-run deviation")
+      ->check(CLI::Range(1.0, 100.0));
+  app.add_option("--window", cfg.window, "moving-average window (steps) of the loss comparison")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
+  if (order_seed != 0) cfg.band_order_seeds.front() = order_seed;
+  if (cfg.band_order_seeds.empty()) cfg.band_order_seeds = {7};
 
   try {
     const auto t_start = std::chrono::steady_clock::now();
@@ -260,25 +298,52 @@ int main(int argc, char** argv) {
     if (!handle) throw std::runtime_error("cannot open " + lib + ": " + dlerror());
     fs::create_directories(out);
     const std::string trace = (fs::path(out) / "golden.peat").string();
+    const std::string golden_ckpt = (fs::path(out) / "pretrain.ckpt").string();
+    const std::string scratch_ckpt = (fs::path(out) / "scratch.ckpt").string();
+    const Data data = Data::make(cfg);
+    const int W = cfg.window;
 
-    DataOptions dopt;
-    const Dataset train = make_shapes_dataset(cfg.train_size, cfg.seed, dopt);
-    const Dataset test = make_shapes_dataset(cfg.test_size, cfg.seed + 1000003, dopt);
-
-    // 1. Golden run, recorded; a second golden run with another batch order.
+    // 1. Golden run, recorded; more golden runs with other batch orders give the noise band.
     PeatOptions rec;
     rec.trace = trace;
     rec.record_every = cfg.record_every;
-    const RunResult golden = train_run(cfg, train, test, rec, cfg.seed);
-    std::printf("[1] golden: %zu steps, final loss %.4f, test acc %.3f, %.1f s, %llu GEMM calls recorded -> %s\n", golden.loss.size(),
-                smoothed_final(golden.loss, cfg.window), golden.test_acc, golden.seconds,
-                static_cast<unsigned long long>(golden.recorded), trace.c_str());
-    const RunResult golden2 = train_run(cfg, train, test, PeatOptions{}, cfg.order_seed2);
-    const std::vector<double> sg = smooth(golden.loss, cfg.window), sg2 = smooth(golden2.loss, cfg.window);
-    double band = 0;
-    for (size_t i = 0; i < std::min(sg.size(), sg2.size()); ++i) band = std::max(band, std::fabs(sg2[i] - sg[i]));
-    std::printf("[1] golden, order seed %llu: final loss %.4f, test acc %.3f; noise band (max |smoothed loss difference|, window %d): %.4f\n",
-                static_cast<unsigned long long>(cfg.order_seed2), smoothed_final(golden2.loss, cfg.window), golden2.test_acc, cfg.window, band);
+    const RunResult golden = train_run(cfg, data, rec, cfg.seed, golden_ckpt);
+    const int64_t ft_first = static_cast<int64_t>(golden.pretrain.loss.size());
+    std::printf("[1] golden: pretrain %zu steps, final loss %.4f, test acc %.3f -> checkpoint %s; finetune (labels +%d, new head: acc %.3f "
+                "before) %zu steps, final loss %.4f, test acc %.3f; %.1f s, %llu GEMM calls recorded -> %s\n",
+                golden.pretrain.loss.size(), smoothed_final(golden.pretrain.loss, W), golden.pretrain.test_acc, golden_ckpt.c_str(),
+                cfg.shift, golden.finetune_acc_before, golden.finetune.loss.size(), smoothed_final(golden.finetune.loss, W),
+                golden.finetune.test_acc, golden.seconds, static_cast<unsigned long long>(golden.recorded), trace.c_str());
+    std::fflush(stdout);
+    std::vector<ComparedRun> others;
+    double dev_pre = 0, dev_ft = 0;
+    for (uint64_t s : cfg.band_order_seeds) {
+      ComparedRun o;
+      o.label = "golden order " + std::to_string(s);
+      o.order_seed = s;
+      o.run = train_run(cfg, data, PeatOptions{}, s, scratch_ckpt);
+      const double dp = max_smoothed_deviation(golden.pretrain.loss, o.run.pretrain.loss, W);
+      const double df = max_smoothed_deviation(golden.finetune.loss, o.run.finetune.loss, W);
+      dev_pre = std::max(dev_pre, dp);
+      dev_ft = std::max(dev_ft, df);
+      std::printf("[1] %s: final loss %.4f / %.4f (pretrain / finetune), test acc %.3f / %.3f; max |smoothed loss - golden| %.4f / %.4f\n",
+                  o.label.c_str(), smoothed_final(o.run.pretrain.loss, W), smoothed_final(o.run.finetune.loss, W), o.run.pretrain.test_acc,
+                  o.run.finetune.test_acc, dp, df);
+      std::fflush(stdout);
+      others.push_back(std::move(o));
+    }
+    // The band: the largest deviation of any other-order golden run from the golden
+    // one (moving average over W steps), widened by band_widen: with k golden runs,
+    // a (k+1)-th exceeds their maximum with probability 1/(k+1); the margin covers
+    // that and the shorter averaging at a stage's start.
+    const double band_pre = cfg.band_widen * dev_pre, band_ft = cfg.band_widen * dev_ft;
+    std::printf("[1] noise band (%.2g x the largest golden run-to-run deviation of %zu runs, window %d): pretrain %.4f, finetune %.4f\n",
+                cfg.band_widen, others.size(), W, band_pre, band_ft);
+    for (ComparedRun& o : others) {
+      o.pre = compare_stage(golden.pretrain.loss, o.run.pretrain.loss, band_pre, W, 0);
+      o.ft = compare_stage(golden.finetune.loss, o.run.finetune.loss, band_ft, W, ft_first);
+      o.drift = checkpoint_drift(golden.final_state, o.run.final_state);
+    }
 
     // 2. Playback of every candidate, detector on one GEMM with a trailing partial tile.
     peat_trace_reader_t* reader = nullptr;
@@ -307,8 +372,7 @@ int main(int argc, char** argv) {
       std::string name;
       peat_playback_summary_t pb{};
       Detection det;
-      std::vector<std::pair<uint64_t, peat_loss_comparison_t>> fi;
-      std::vector<RunResult> fi_runs;
+      std::vector<size_t> fi;  // indices into `fi_runs`
     };
     std::vector<Row> rows;
     const std::string jsonl = (fs::path(out) / "playback.jsonl").string();
@@ -336,7 +400,7 @@ int main(int argc, char** argv) {
       check(st, "peat_playback_run");
       for (uint64_t probe : probes) {
         Detection d = detect_on_record(reader, probe, fn);
-        if (row.det.op.empty() || specificity(d.det.verdicts[0].model) < specificity(row.det.det.verdicts[0].model)) row.det = std::move(d);
+        if (row.det.op.empty() || preferred(d.det.verdicts[0], row.det.det.verdicts[0])) row.det = std::move(d);
       }
       std::printf("[2] %-22s playback: %llu records, %llu exact, %llu mismatched, %llu nondeterministic; detector on %s [%lldx%lldx%lld]: %s\n",
                   name.c_str(), static_cast<unsigned long long>(row.pb.done), static_cast<unsigned long long>(row.pb.exact),
@@ -348,12 +412,8 @@ int main(int argc, char** argv) {
     }
     peat_trace_close(reader);
 
-    // 3. Runtime FI with the chosen candidates at the chosen frequencies.
-    peat_loss_compare_options_t lco;
-    peat_loss_compare_options_init(&lco);
-    lco.window = cfg.window;
-    lco.band_abs = band;
-    lco.band_rel = 0;
+    // 3. Runtime FI with the chosen candidates at the chosen frequencies, both stages.
+    std::vector<ComparedRun> fi_runs;
     for (const std::string& name : fi_names) {
       auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.name == name; });
       if (it == rows.end()) {
@@ -365,49 +425,96 @@ int main(int argc, char** argv) {
         PeatOptions fo;
         fo.fi_candidate = lib + ":" + name + "_kernel";
         fo.fi_every = every;
-        const RunResult r = train_run(cfg, train, test, fo, cfg.seed);
-        peat_loss_comparison_t cmp{};
-        cmp.struct_size = sizeof cmp;
-        check(peat_compare_loss(golden.loss.data(), r.loss.data(), nullptr, std::min(golden.loss.size(), r.loss.size()), &lco, &cmp),
-              "peat_compare_loss");
-        std::printf("[3] %-22s every %-4llu: %lld candidate calls, final loss %.4f (golden %.4f), test acc %.3f, %s\n", name.c_str(),
-                    static_cast<unsigned long long>(every), static_cast<long long>(r.candidate_calls),
-                    smoothed_final(r.loss, cfg.window), smoothed_final(golden.loss, cfg.window), r.test_acc,
-                    cmp.beyond_count == 0 ? "inside the noise band" : "OUTSIDE the noise band");
+        ComparedRun c;
+        c.label = name + " 1/" + std::to_string(every);
+        c.candidate = name;
+        c.every = every;
+        c.order_seed = cfg.seed;
+        c.run = train_run(cfg, data, fo, cfg.seed, scratch_ckpt);
+        c.pre = compare_stage(golden.pretrain.loss, c.run.pretrain.loss, band_pre, W, 0);
+        c.ft = compare_stage(golden.finetune.loss, c.run.finetune.loss, band_ft, W, ft_first);
+        c.drift = checkpoint_drift(golden.final_state, c.run.final_state);
+        std::printf("[3] %-22s every %-4llu: %lld candidate calls; final loss %.4f / %.4f (golden %.4f / %.4f), test acc %.3f / %.3f, %s\n",
+                    name.c_str(), static_cast<unsigned long long>(every), static_cast<long long>(c.run.candidate_calls),
+                    smoothed_final(c.run.pretrain.loss, W), smoothed_final(c.run.finetune.loss, W), smoothed_final(golden.pretrain.loss, W),
+                    smoothed_final(golden.finetune.loss, W), c.run.pretrain.test_acc, c.run.finetune.test_acc,
+                    c.inside() ? "inside the noise band" : "OUTSIDE the noise band");
         std::fflush(stdout);
-        it->fi.emplace_back(every, cmp);
-        it->fi_runs.push_back(r);
+        it->fi.push_back(fi_runs.size());
+        fi_runs.push_back(std::move(c));
       }
     }
+    std::error_code ec;
+    fs::remove(scratch_ckpt, ec);
 
-    // 4. The table and report.json.
+    // 4. The tables and report.json.
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    std::printf("\n%-22s | %-56s | %s\n", "candidate", "detector verdict (key parameter)", "training impact (runtime FI, final loss vs golden)");
+    const double g_pre = smoothed_final(golden.pretrain.loss, W), g_ft = smoothed_final(golden.finetune.loss, W);
+    const bool has_ft = !golden.finetune.loss.empty();
+    std::printf("\n%-22s | %-56s | %s\n", "candidate", "detector verdict (key parameter)",
+                has_ft ? "training impact (runtime FI: final loss - golden, pretrain / finetune)" : "training impact (runtime FI: final loss - golden)");
     std::printf("%s\n", std::string(150, '-').c_str());
     for (const Row& r : rows) {
       std::string impact;
       if (r.fi.empty()) impact = "(not trained)";
       for (size_t i = 0; i < r.fi.size(); ++i) {
-        char b[128];
-        const double fl = smoothed_final(r.fi_runs[i].loss, cfg.window);
-        std::snprintf(b, sizeof b, "%s1/%llu: %+.3f %s", i ? "; " : "", static_cast<unsigned long long>(r.fi[i].first),
-                      fl - smoothed_final(golden.loss, cfg.window), r.fi[i].second.beyond_count == 0 ? "in band" : "OUT");
+        const ComparedRun& c = fi_runs[r.fi[i]];
+        char b[160];
+        if (has_ft)
+          std::snprintf(b, sizeof b, "%s1/%llu: %+.3f / %+.3f %s", i ? "; " : "", static_cast<unsigned long long>(c.every),
+                        smoothed_final(c.run.pretrain.loss, W) - g_pre, smoothed_final(c.run.finetune.loss, W) - g_ft,
+                        c.inside() ? "in band" : "OUT");
+        else
+          std::snprintf(b, sizeof b, "%s1/%llu: %+.3f %s", i ? "; " : "", static_cast<unsigned long long>(c.every),
+                        smoothed_final(c.run.pretrain.loss, W) - g_pre, c.inside() ? "in band" : "OUT");
         impact += b;
       }
       std::printf("%-22s | %-56s | %s\n", r.name.c_str(), r.det.top.c_str(), impact.c_str());
     }
+    // The second table: every compared run, per stage, and how far its final parameters drifted.
+    std::printf("\n%-28s | %10s | %-21s | %-21s | %-13s | %s\n", "run (vs golden)", "cand. calls", "pretrain loss delta", "finetune loss delta",
+                "test acc", "checkpoint drift: rel. L2 of all params; worst tensor");
+    std::printf("%s\n", std::string(150, '-').c_str());
+    std::printf("%-28s | %10s | band +-%-14.4f | band +-%-14.4f | %.3f / %.3f | -\n", "golden (recorded)", "-", band_pre, band_ft,
+                golden.pretrain.test_acc, golden.finetune.test_acc);
+    auto run_line = [&](const ComparedRun& c) {
+      char pre[64], ft[64], drift[96];
+      std::snprintf(pre, sizeof pre, "%+.4f %s", smoothed_final(c.run.pretrain.loss, W) - g_pre, c.pre.beyond_count ? "OUT" : "in");
+      if (has_ft) std::snprintf(ft, sizeof ft, "%+.4f %s", smoothed_final(c.run.finetune.loss, W) - g_ft, c.ft.beyond_count ? "OUT" : "in");
+      else std::snprintf(ft, sizeof ft, "-");
+      const TensorDrift* w = worst_drift(c.drift);
+      if (w) std::snprintf(drift, sizeof drift, "%.2e; worst %s %.2e", total_relative_l2(c.drift), w->tensor.c_str(), w->relative_l2);
+      else std::snprintf(drift, sizeof drift, "-");
+      std::printf("%-28s | %10lld | %-21s | %-21s | %.3f / %.3f | %s\n", c.label.c_str(), static_cast<long long>(c.run.candidate_calls), pre, ft,
+                  c.run.pretrain.test_acc, c.run.finetune.test_acc, drift);
+    };
+    for (const ComparedRun& c : others) run_line(c);
+    for (const ComparedRun& c : fi_runs) run_line(c);
+
     const std::string report = (fs::path(out) / "report.json").string();
     std::FILE* f = std::fopen(report.c_str(), "w");
     if (!f) throw std::runtime_error("cannot write " + report);
     std::fprintf(f, "{\n  \"schema_version\": 1,\n  \"trace\": \"%s\",\n  \"model\": \"%s\",\n  \"steps\": %zu,\n", json_escape(trace).c_str(),
-                 cfg.model.c_str(), golden.loss.size());
+                 cfg.model.c_str(), golden.pretrain.loss.size());
     std::fprintf(f, "  \"golden\": {\"final_loss\": %s, \"test_accuracy\": %s, \"seconds\": %s, \"recorded_calls\": %llu},\n",
-                 num(smoothed_final(golden.loss, cfg.window)).c_str(), num(golden.test_acc).c_str(), num(golden.seconds).c_str(),
+                 num(g_pre).c_str(), num(golden.pretrain.test_acc).c_str(), num(golden.seconds).c_str(),
                  static_cast<unsigned long long>(golden.recorded));
+    const ComparedRun& o1 = others.front();
     std::fprintf(f, "  \"golden_other_order\": {\"order_seed\": %llu, \"final_loss\": %s, \"test_accuracy\": %s},\n",
-                 static_cast<unsigned long long>(cfg.order_seed2), num(smoothed_final(golden2.loss, cfg.window)).c_str(),
-                 num(golden2.test_acc).c_str());
-    std::fprintf(f, "  \"noise_band\": %s,\n  \"loss_window\": %d,\n  \"candidates\": [\n", num(band).c_str(), cfg.window);
+                 static_cast<unsigned long long>(o1.order_seed), num(smoothed_final(o1.run.pretrain.loss, W)).c_str(),
+                 num(o1.run.pretrain.test_acc).c_str());
+    std::fprintf(f, "  \"noise_band\": %s,\n  \"loss_window\": %d,\n  \"candidates\": [\n", num(band_pre).c_str(), W);
+    auto stage_json = [&](const ComparedRun& c, const StageResult& s, const peat_loss_comparison_t& cmp, double g) {
+      char b[512];
+      std::snprintf(b, sizeof b,
+                    "\"final_loss\": %s, \"final_delta\": %s, \"test_accuracy\": %s, \"beyond_band_steps\": %lld, \"first_beyond_step\": %lld, "
+                    "\"inside_band\": %s",
+                    num(smoothed_final(s.loss, W)).c_str(), num(smoothed_final(s.loss, W) - g).c_str(), num(s.test_acc).c_str(),
+                    static_cast<long long>(cmp.beyond_count), static_cast<long long>(cmp.first_beyond_step),
+                    cmp.beyond_count == 0 ? "true" : "false");
+      (void)c;
+      return std::string(b);
+    };
     for (size_t j = 0; j < rows.size(); ++j) {
       const Row& r = rows[j];
       std::fprintf(f, "    {\"name\": \"%s\", \"verdict\": \"%s\",\n", r.name.c_str(), json_escape(r.det.top).c_str());
@@ -418,20 +525,57 @@ int main(int argc, char** argv) {
       std::fprintf(f, "     \"detector_op\": \"%s\", \"detection\": %s,\n     \"runtime_fi\": [", r.det.op.c_str(),
                    r.det.json.empty() ? "null" : r.det.json.c_str());
       for (size_t i = 0; i < r.fi.size(); ++i) {
-        const auto& c = r.fi[i].second;
-        std::fprintf(f, "%s\n       {\"every\": %llu, \"candidate_calls\": %lld, \"final_loss\": %s, \"final_delta\": %s, \"test_accuracy\": %s, "
-                        "\"beyond_band_steps\": %lld, \"first_beyond_step\": %lld, \"inside_band\": %s}",
-                     i ? "," : "", static_cast<unsigned long long>(r.fi[i].first), static_cast<long long>(r.fi_runs[i].candidate_calls),
-                     num(smoothed_final(r.fi_runs[i].loss, cfg.window)).c_str(),
-                     num(smoothed_final(r.fi_runs[i].loss, cfg.window) - smoothed_final(golden.loss, cfg.window)).c_str(),
-                     num(r.fi_runs[i].test_acc).c_str(), static_cast<long long>(c.beyond_count),
-                     static_cast<long long>(c.first_beyond_step), c.beyond_count == 0 ? "true" : "false");
+        const ComparedRun& c = fi_runs[r.fi[i]];
+        // The pretraining stage's fields at the top (as before the finetune stage existed), the finetuning's under "finetune".
+        std::fprintf(f, "%s\n       {\"every\": %llu, \"label\": \"%s\", \"candidate_calls\": %lld, \"checkpoint_relative_l2\": %s, %s,\n        \"finetune\": {%s}}",
+                     i ? "," : "", static_cast<unsigned long long>(c.every), json_escape(c.label).c_str(),
+                     static_cast<long long>(c.run.candidate_calls), num(total_relative_l2(c.drift)).c_str(),
+                     stage_json(c, c.run.pretrain, c.pre, g_pre).c_str(), stage_json(c, c.run.finetune, c.ft, g_ft).c_str());
       }
       std::fprintf(f, "%s]}%s\n", r.fi.empty() ? "" : "\n     ", j + 1 < rows.size() ? "," : "");
     }
-    std::fprintf(f, "  ],\n  \"wall_seconds\": %s\n}\n", num(wall).c_str());
+    std::fprintf(f, "  ],\n");
+    // Additions of the two-stage demo (docs/demo-report.md).
+    std::fprintf(f, "  \"checkpoint\": \"%s\",\n", json_escape(golden_ckpt).c_str());
+    std::fprintf(f, "  \"noise_band_rule\": \"%s\",\n",
+                 json_escape("per stage: " + num(cfg.band_widen) + " x the largest max_t |moving average (" + std::to_string(W) +
+                             " steps) of the loss of a golden run with another batch order - that of the golden run| over " +
+                             std::to_string(others.size()) + " such runs, t from the first full window on; runs are compared from there too")
+                     .c_str());
+    std::fprintf(f, "  \"golden_other_orders\": [");
+    for (size_t i = 0; i < others.size(); ++i) {
+      const ComparedRun& o = others[i];
+      std::fprintf(f, "%s\n    {\"label\": \"%s\", \"order_seed\": %llu, \"max_deviation\": %s, \"finetune_max_deviation\": %s, "
+                      "\"checkpoint_relative_l2\": %s,\n     \"pretrain\": {%s},\n     \"finetune\": {%s}}",
+                   i ? "," : "", json_escape(o.label).c_str(), static_cast<unsigned long long>(o.order_seed),
+                   num(max_smoothed_deviation(golden.pretrain.loss, o.run.pretrain.loss, W)).c_str(),
+                   num(max_smoothed_deviation(golden.finetune.loss, o.run.finetune.loss, W)).c_str(), num(total_relative_l2(o.drift)).c_str(),
+                   stage_json(o, o.run.pretrain, o.pre, g_pre).c_str(), stage_json(o, o.run.finetune, o.ft, g_ft).c_str());
+    }
+    std::fprintf(f, "\n  ],\n  \"loss_series\": {\n    \"golden\": %s", series_json(golden.pretrain.loss, 0).c_str());
+    for (const auto* runs : {&others, &fi_runs})
+      for (const ComparedRun& c : *runs)
+        std::fprintf(f, ",\n    \"%s\": %s", json_escape(c.label).c_str(), series_json(c.run.pretrain.loss, 0).c_str());
+    std::fprintf(f, "\n  },\n");
+    std::fprintf(f, "  \"finetune\": {\"steps\": %zu, \"first_step\": %lld, \"label_shift\": %d, \"noise_band\": %s,\n", golden.finetune.loss.size(),
+                 static_cast<long long>(ft_first), cfg.shift, num(band_ft).c_str());
+    std::fprintf(f, "    \"golden\": {\"final_loss\": %s, \"test_accuracy\": %s, \"test_accuracy_before\": %s},\n", num(g_ft).c_str(),
+                 num(golden.finetune.test_acc).c_str(), num(golden.finetune_acc_before).c_str());
+    std::fprintf(f, "    \"loss_series\": {\n      \"golden\": %s", series_json(golden.finetune.loss, ft_first).c_str());
+    for (const auto* runs : {&others, &fi_runs})
+      for (const ComparedRun& c : *runs)
+        std::fprintf(f, ",\n      \"%s\": %s", json_escape(c.label).c_str(), series_json(c.run.finetune.loss, ft_first).c_str());
+    std::fprintf(f, "\n    }},\n  \"checkpoint_drift\": {");
+    bool first_drift = true;
+    for (const auto* runs : {&others, &fi_runs})
+      for (const ComparedRun& c : *runs) {
+        std::fprintf(f, "%s\n    \"%s\": %s", first_drift ? "" : ",", json_escape(c.label).c_str(), drift_json(c.drift).c_str());
+        first_drift = false;
+      }
+    std::fprintf(f, "\n  },\n  \"wall_seconds\": %s\n}\n", num(wall).c_str());
     std::fclose(f);
-    std::printf("\noutputs: %s (trace), %s (playback per record and op), %s; %.1f s\n", trace.c_str(), jsonl.c_str(), report.c_str(), wall);
+    std::printf("\noutputs in %s: %s (trace), %s (pretrained checkpoint), %s (playback per record and op), %s; %.1f s\n",
+                fs::absolute(out).c_str(), trace.c_str(), golden_ckpt.c_str(), jsonl.c_str(), report.c_str(), wall);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "peat_demo: %s\n", e.what());
     return 1;

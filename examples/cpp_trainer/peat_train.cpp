@@ -13,10 +13,32 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
+
+#include <sys/resource.h>
 #include <memory>
 #include <stdexcept>
 
 using namespace peat_trainer;
+
+namespace {
+
+// CPU seconds of the calling thread, and of the whole process (all threads):
+// unlike wall time, neither grows when other programs take the cores, so
+// benchmarks/trainer compares them too.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double process_cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"peat_train: the PEAT example trainer (pretrain, checkpoint, finetune)"};
@@ -117,6 +139,7 @@ int main(int argc, char** argv) {
     cfg.lr = lr;
     cfg.seed = order_seed != 0 ? order_seed : seed;
     const auto t1 = std::chrono::steady_clock::now();
+    const double thread_cpu0 = thread_cpu_seconds(), process_cpu0 = process_cpu_seconds();
     trainer.fit(train, test, cfg);
     save_checkpoint(checkpoint, model->state());
     if (pd) pd->checkpoint("pretrain", trainer.step(), model->state());
@@ -143,8 +166,10 @@ int main(int argc, char** argv) {
       model = std::move(tuned);
     }
     const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    std::printf("done: %lld steps in %.2f s (%.2f ms/step)", static_cast<long long>(trainer.step()), train_s,
-                trainer.step() ? 1e3 * train_s / static_cast<double>(trainer.step()) : 0.0);
+    const double thread_cpu = thread_cpu_seconds() - thread_cpu0, process_cpu = process_cpu_seconds() - process_cpu0;
+    const double per_step = trainer.step() ? 1e3 / static_cast<double>(trainer.step()) : 0.0;
+    std::printf("done: %lld steps in %.2f s (%.2f ms/step; CPU %.2f ms/step training thread, %.2f ms/step process)",
+                static_cast<long long>(trainer.step()), train_s, train_s * per_step, thread_cpu * per_step, process_cpu * per_step);
     if (cand) std::printf(", %lld GEMM calls to the candidate, %lld golden", static_cast<long long>(cand->candidate_calls()),
                           static_cast<long long>(cand->fallback_calls()));
     if (pd) {

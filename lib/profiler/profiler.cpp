@@ -7,6 +7,7 @@
 #include "session/session.hpp"
 #include "trace/writer.hpp"
 
+#include <chrono>
 #include <cstring>
 
 #include <fnmatch.h>
@@ -22,6 +23,56 @@ void check_list(const TensorList& list, const char* what) {
   if (list.n > (uint64_t{1} << 20)) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: {} tensors is too many", what, list.n);
 }
 constexpr uint64_t kRecordOverhead = 256;  // queue-byte estimate of a record's metadata
+// Records up to this many queue bytes (scalars, step markers, ops with small
+// tensors) are encoded on the calling thread: that takes less than handing
+// them to a worker and waking it.
+constexpr uint64_t kInlineBytes = 4096;
+// Inline records do not wake the writer one by one (a wake-up per scalar costs
+// the training thread its time slice on a busy machine): the writer takes them
+// with the next record encoded on a worker, at flush/close, when this many are
+// waiting, or at the latest after kLazyWrite.
+constexpr uint64_t kInlineWakeCount = 64;
+constexpr auto kLazyWrite = std::chrono::milliseconds(100);
+// Gathers a strided host view into compact row-major order: an odometer over
+// the outer dimensions and a tight loop over the innermost one (a transposed
+// GEMM operand is a strided view, and recording one must not cost a division
+// and a memcpy call per element on the training thread).
+template <typename T>
+void gather_rows(const TensorView& v, std::byte* out_bytes) {
+  T* out = reinterpret_cast<T*>(out_bytes);
+  const T* base = reinterpret_cast<const T*>(v.base);
+  const int last = v.ndim - 1;
+  const int64_t cols = v.shape[last], step = v.strides[last];
+  std::array<int64_t, kMaxDims> index{};
+  int64_t row_offset = 0;
+  for (int64_t done = 0; done < v.numel; done += cols) {
+    const T* src = base + row_offset;
+    for (int64_t j = 0; j < cols; ++j) out[j] = src[j * step];
+    out += cols;
+    for (int d = last - 1; d >= 0; --d) {  // next row: advance the odometer
+      row_offset += v.strides[d];
+      if (++index[d] < v.shape[d]) break;
+      row_offset -= v.strides[d] * v.shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void copy_strided(const TensorView& v, std::size_t es, std::byte* out) {
+  if (v.numel == 0) return;
+  if (v.ndim >= 1) {
+    switch (es) {
+      case 1: return gather_rows<uint8_t>(v, out);
+      case 2: return gather_rows<uint16_t>(v, out);
+      case 4: return gather_rows<uint32_t>(v, out);
+      case 8: return gather_rows<uint64_t>(v, out);
+      default: break;
+    }
+  }
+  for (int64_t i = 0; i < v.numel; ++i)
+    std::memcpy(out + static_cast<std::size_t>(i) * es, v.base + v.offset_of(i) * static_cast<int64_t>(es), es);
+}
+
 }  // namespace
 
 struct Profiler::Job {
@@ -169,16 +220,18 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(v.numel), es, &bytes))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: byte size overflows", what);
-  t.bytes.resize(bytes);
   if (bytes == 0) return t;
   const int32_t dt = v.device.device_type;
-  if (dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost) {
-    if (v.contiguous) {
-      std::memcpy(t.bytes.data(), v.base, bytes);
-    } else {
-      for (int64_t i = 0; i < v.numel; ++i)
-        std::memcpy(t.bytes.data() + static_cast<std::size_t>(i) * es, v.base + v.offset_of(i) * static_cast<int64_t>(es), es);
-    }
+  const bool host = dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost;
+  if (host && v.contiguous) {
+    // One pass on the training thread: copy into fresh storage (resize would
+    // zero-fill megabytes first, then the copy writes them again).
+    t.bytes.assign(v.base, v.base + bytes);
+    return t;
+  }
+  t.bytes.resize(bytes);
+  if (host) {
+    copy_strided(v, es, t.bytes.data());
     return t;
   }
   Backend& backend = session_.backend();
@@ -301,6 +354,8 @@ bool Profiler::mark_step(int64_t step) {
 }
 
 bool Profiler::submit(std::unique_ptr<Job> job) {
+  const bool inline_encode = job->tickets.empty() && job->bytes <= kInlineBytes;
+  if (inline_encode) encode_now(*job);  // before the lock: the queue only sees a finished job
   std::unique_lock lock(mutex_);
   for (;;) {
     if (closing_ || closed_) fail(PEAT_STATUS_BAD_STATE, "the profiler is closed");
@@ -325,12 +380,21 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
       }
       return false;
     }
+    ready_cv_.notify_all();  // the writer makes room: wake it even for inline records
     space_cv_.wait(lock);
   }
   job->seq = next_seq_++;
   Job* raw = job.get();
   queue_bytes_ += job->bytes;
   queue_.push_back(std::move(job));
+  if (inline_encode) {
+    raw->done = true;
+    if (++inline_waiting_ >= kInlineWakeCount) {
+      inline_waiting_ = 0;
+      ready_cv_.notify_all();
+    }
+    return true;
+  }
   pending_tasks_.fetch_add(1, std::memory_order_relaxed);
   lock.unlock();
   {
@@ -346,18 +410,24 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
   return true;
 }
 
-void Profiler::encode(Job* job) noexcept {
+// Encodes a job's record (its staging done); failures mark the job, which the
+// writer then drops and counts.
+void Profiler::encode_now(Job& job) noexcept {
   try {
-    if (!job->tickets.empty()) job->wait_tickets();
-    job->encoded = trace::encode_record(job->data, codec_, zstd_level_);
-    job->data = trace::StepData{};  // release the raw tensor copies early
+    if (!job.tickets.empty()) job.wait_tickets();
+    job.encoded = trace::encode_record(job.data, codec_, zstd_level_);
+    job.data = trace::StepData{};  // release the raw tensor copies early
   } catch (const std::exception& e) {
-    job->ok = false;
+    job.ok = false;
     try {
-      job->error = e.what();
+      job.error = e.what();
     } catch (...) {
     }
   }
+}
+
+void Profiler::encode(Job* job) noexcept {
+  encode_now(*job);
   {
     std::lock_guard lock(mutex_);
     job->done = true;
@@ -383,7 +453,11 @@ void Profiler::writer_loop() noexcept {
     bool failed = false;
     {
       std::unique_lock lock(mutex_);
-      ready_cv_.wait(lock, [&] { return (!queue_.empty() && queue_.front()->done) || (closing_ && queue_.empty()); });
+      const auto ready = [&] { return (!queue_.empty() && queue_.front()->done) || (closing_ && queue_.empty()); };
+      // Timed: inline records wait for a wake-up at most kLazyWrite (see submit).
+      while (!ready_cv_.wait_for(lock, kLazyWrite, ready)) {
+      }
+      inline_waiting_ = 0;
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -430,6 +504,7 @@ void Profiler::writer_loop() noexcept {
 void Profiler::flush() {
   std::unique_lock lock(mutex_);
   const uint64_t target = next_seq_;
+  ready_cv_.notify_all();  // inline records may be waiting for the writer
   done_cv_.wait(lock, [&] { return finished_seq_ >= target; });
   if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
 }

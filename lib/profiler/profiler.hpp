@@ -94,6 +94,7 @@ class Profiler {
   bool selects(int32_t rule, uint64_t call, int64_t step) const;
   trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
   bool submit(std::unique_ptr<Job> job);
+  void encode_now(Job& job) noexcept;
   void encode(Job* job) noexcept;
   void writer_loop() noexcept;
   void record_failure(peat_status_t status, const std::string& message);
@@ -120,6 +121,7 @@ class Profiler {
   uint64_t next_seq_ = 0;
   uint64_t finished_seq_ = 0;  // jobs taken off the queue (written or discarded)
   uint64_t queue_bytes_ = 0;
+  uint64_t inline_waiting_ = 0;  // inline records queued since the writer last woke
   bool closing_ = false;
   bool closed_ = false;
   bool failed_ = false;

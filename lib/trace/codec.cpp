@@ -54,17 +54,20 @@ std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std
     shuffle_bytes(in, shuffled.data(), bytes, elem_size);
     src = shuffled.data();
   }
+  // Compressed into a per-thread scratch buffer, then appended: growing `out`
+  // by the whole bound would zero-fill (and fault in) about the raw size for
+  // every tensor only for zstd to overwrite part of it.
+  thread_local std::vector<std::byte> compressed;
   const std::size_t bound = ZSTD_compressBound(bytes);
-  out.resize(start + bound);
-  const std::size_t n = ZSTD_compressCCtx(thread_cctx(), out.data() + start, bound, src, bytes, level);
-  if (ZSTD_isError(n)) {
-    out.resize(start);
-    fail(PEAT_STATUS_INTERNAL, "zstd compression failed: {}", ZSTD_getErrorName(n));
-  }
-  out.resize(start + n);
-  if (elem_size > 1 && shuffled.capacity() > (std::size_t{64} << 20)) {
-    shuffled.clear();
-    shuffled.shrink_to_fit();  // do not keep huge scratch buffers per thread
+  if (compressed.size() < bound) compressed.resize(bound);
+  const std::size_t n = ZSTD_compressCCtx(thread_cctx(), compressed.data(), bound, src, bytes, level);
+  if (ZSTD_isError(n)) fail(PEAT_STATUS_INTERNAL, "zstd compression failed: {}", ZSTD_getErrorName(n));
+  out.insert(out.end(), compressed.begin(), compressed.begin() + static_cast<std::ptrdiff_t>(n));
+  for (auto* scratch : {&shuffled, &compressed}) {
+    if (scratch->capacity() > (std::size_t{64} << 20)) {
+      scratch->clear();
+      scratch->shrink_to_fit();  // do not keep huge scratch buffers per thread
+    }
   }
   return n;
 }
