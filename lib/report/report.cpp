@@ -55,12 +55,8 @@ peat_report_input_kind_t Report::add_input(const std::string& path) {
   if (is_playback_jsonl(text)) {
     // One JSON object per line whose first line parses alone: playback lines.
     const std::size_t end = text.find('\n', start);
-    bool one_line_object = true;
-    try {
-      (void)nlohmann::json::parse(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    } catch (const nlohmann::json::exception&) {
-      one_line_object = false;
-    }
+    const bool one_line_object =
+        nlohmann::json::accept(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
     if (one_line_object) {
       auto runs = read_playback_jsonl(path, text);
       for (auto& r : runs) model_.playback.push_back(std::move(r));
