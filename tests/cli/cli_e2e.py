@@ -62,8 +62,9 @@ bf16_trace = work / "bf16.peat"
 train = [peat_train, "--model", "mlp", "--epochs", "1", "--finetune-epochs", "0", "--train-size", "256",
          "--test-size", "64", "--record-every", "4"]
 subprocess.run([*train, "--trace", str(trace)], check=True, capture_output=True, timeout=120)
-subprocess.run([*train, "--trace", str(bf16_trace), "--candidate", f"{candidates}:peat_cand_bf16_kernel"], check=True,
-               capture_output=True, timeout=120)
+# Runtime FI with the bf16 candidate on every GEMM call: the second stack.
+subprocess.run([*train, "--trace", str(bf16_trace), "--fi-candidate", f"{candidates}:peat_cand_bf16_kernel", "--fi-every", "1"],
+               check=True, capture_output=True, timeout=120)
 
 # ---- help and usage ----
 for sub in ["", "info", "verify", "playback", "compare", "report", "demo"]:

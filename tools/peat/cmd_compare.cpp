@@ -26,7 +26,10 @@ struct Options {
   bool json = false, csv_out = false;
 };
 
-using Key = std::tuple<std::string, int32_t, std::string, uint64_t>;  // family, phase, layer, call
+// family, phase, layer, call index, occurrence: several ops of one family in one
+// layer and phase with the same call index (a GEMM's dgrad and wgrad) are told
+// apart by their order in the trace.
+using Key = std::tuple<std::string, int32_t, std::string, uint64_t, uint64_t>;
 
 struct TensorFree {
   void operator()(DLManagedTensor* t) const noexcept { peat_trace_tensor_free(t); }
@@ -52,7 +55,10 @@ std::map<Key, uint64_t> index_ops(const peat_trace_reader_t* r, const std::strin
     const std::string family = op_family(info.name);
     if (!glob.empty() && fnmatch(glob.c_str(), family.c_str(), 0) != 0 && fnmatch(glob.c_str(), info.name, 0) != 0) continue;
     ++ops;
-    if (!out.emplace(Key{family, info.phase, normalise_layer(info.module_path), info.call_index}, i).second) ++duplicates;
+    Key key{family, info.phase, normalise_layer(info.module_path), info.call_index, 0};
+    while (out.count(key)) ++std::get<4>(key);
+    if (std::get<4>(key) > 0) ++duplicates;
+    out.emplace(key, i);
   }
   return out;
 }
@@ -123,7 +129,7 @@ int run(const Options& opt) {
       peat_spatial_map_t map;
       peat_spatial_map_init(&map);
       if (peat_analyze(&gt->dl_tensor, &ct->dl_tensor, &cfg, &p.signature, &map) != PEAT_STATUS_OK) {
-        p.error = one_line(peat_last_error_message());
+        p.error = library_message();
         ++fam.failed;
       } else {
         peat_detect_context_t ctx;
@@ -157,7 +163,7 @@ int run(const Options& opt) {
     j["candidate"] = opt.candidate;
     j["alignment"] = {{"golden_ops", g_ops},          {"candidate_ops", c_ops},
                       {"aligned", gi.size() - only_golden}, {"only_golden", only_golden},
-                      {"only_candidate", only_candidate}, {"duplicate_keys", g_dup + c_dup}};
+                      {"only_candidate", only_candidate}, {"repeated_keys", g_dup + c_dup}};
     nlohmann::json fams = nlohmann::json::array();
     for (const auto& [k, fam] : families) {
       nlohmann::json f = signature_json(fam.signature);

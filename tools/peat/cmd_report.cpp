@@ -73,12 +73,11 @@ int write_report(const ReportRequest& request) {
     peat_report_input_kind_t kind = 0;
     const peat_status_t s = peat_report_add_input(raw, in.c_str(), &kind);
     if (s != PEAT_STATUS_OK) {
-      std::string msg = peat_last_error_message();
-      if (msg.rfind("peat_report_add_input: ", 0) == 0) msg = msg.substr(23);
+      const std::string msg = library_message();
       throw CliError(exit_code_for(s), one_line(msg.find(in) == std::string::npos ? in + ": " + msg : msg));
     }
     if (kind == PEAT_REPORT_INPUT_TRACE && first_trace.empty()) first_trace = in;
-    if (!request.quiet) std::fprintf(stderr, "peat report: %s: %s\n", in.c_str(), kind_name(kind));
+    if (!request.quiet) std::printf("%s: %s\n", in.c_str(), kind_name(kind));
   }
   if (!request.candidates.empty()) {
     if (first_trace.empty()) throw CliError(kUsage, "--candidate needs a trace among the inputs");
@@ -86,7 +85,7 @@ int write_report(const ReportRequest& request) {
     for (const std::string& spec : request.candidates) add_candidate(raw, reader.get(), first_trace, spec);
   }
   const peat_status_t s = peat_report_write_html(raw, request.output.c_str());
-  if (s != PEAT_STATUS_OK) throw CliError(exit_code_for(s), one_line(peat_last_error_message()));
+  check(s, request.output);
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(request.output, ec);
   std::printf("wrote %s (%llu bytes)\n", request.output.c_str(), static_cast<unsigned long long>(bytes));

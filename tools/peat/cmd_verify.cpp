@@ -142,7 +142,7 @@ int run(const std::string& path, const std::string& recover_out) {
   if (s == PEAT_STATUS_CORRUPT_DATA) {
     // Damaged or truncated: a finding of verify, not a usage error.
     std::fprintf(stderr, "peat verify: %s (recover the intact records with --recover OUT)\n",
-                 one_line(peat_last_error_message()).c_str());
+                 library_message().c_str());
     return kFindings;
   }
   check(s, path);
@@ -151,7 +151,7 @@ int run(const std::string& path, const std::string& recover_out) {
   check(peat_trace_record_count(raw, &n), path);
   const peat_status_t v = peat_trace_verify(raw, &tensors);
   if (v == PEAT_STATUS_CORRUPT_DATA) {
-    std::fprintf(stderr, "peat verify: %s\n", one_line(peat_last_error_message()).c_str());
+    std::fprintf(stderr, "peat verify: %s\n", library_message().c_str());
     return kFindings;
   }
   check(v, path);

@@ -43,18 +43,27 @@ int exit_code_for(peat_status_t status) {
   }
 }
 
+std::string library_message() {
+  std::string msg = peat_last_error_message();
+  // The library names its function first ("peat_trace_open: ..."); the user needs the rest.
+  if (const auto p = msg.find(": "); p != std::string::npos && msg.rfind("peat_", 0) == 0 &&
+                                     msg.find(' ') > p)
+    msg = msg.substr(p + 2);
+  return one_line(msg);
+}
+
 void check(peat_status_t status, const std::string& what) {
   if (status == PEAT_STATUS_OK) return;
-  throw CliError(exit_code_for(status), one_line(what + ": " + peat_last_error_message()));
+  const std::string msg = library_message();
+  // Say `what` (usually the file) only when the library's message does not already.
+  throw CliError(exit_code_for(status), msg.find(what) != std::string::npos ? msg : what + ": " + msg);
 }
 
 TraceReader open_trace(const std::string& path) {
   peat_trace_reader_t* r = nullptr;
   const peat_status_t s = peat_trace_open(path.c_str(), nullptr, &r);
   if (s != PEAT_STATUS_OK) {
-    std::string msg = peat_last_error_message();
-    // The library names the function first ("peat_trace_open: "); the file is in the message.
-    if (const auto p = msg.find(": "); p != std::string::npos && msg.rfind("peat_", 0) == 0) msg = msg.substr(p + 2);
+    std::string msg = library_message();
     if (s == PEAT_STATUS_CORRUPT_DATA && msg.find("footer") != std::string::npos)
       msg += " (try: peat verify " + path + " --recover OUT)";
     throw CliError(exit_code_for(s), one_line(msg.find(path) == std::string::npos ? path + ": " + msg : msg));

@@ -42,6 +42,9 @@ int exit_code_for(peat_status_t status);
 // library's message flattened to one line.
 void check(peat_status_t status, const std::string& what);
 
+// The thread's last library error without the function-name prefix, one line.
+std::string library_message();
+
 // One line: newlines and tabs become spaces.
 std::string one_line(std::string text);
 

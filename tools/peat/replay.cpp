@@ -78,7 +78,7 @@ Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const 
   if (options.progress) po.progress = draw_progress;
   check(peat_playback_create(reader, &po, &playback_), path_);
   const peat_status_t s = peat_playback_set_candidate_symbol(playback_, options.candidate.c_str(), nullptr);
-  if (s != PEAT_STATUS_OK) throw CliError(kCandidate, one_line(std::string("--candidate: ") + peat_last_error_message()));
+  if (s != PEAT_STATUS_OK) throw CliError(kCandidate, "--candidate: " + library_message());
   check(peat_playback_run(playback_), path_);
   summary_.struct_size = sizeof summary_;
   check(peat_playback_summary(playback_, &summary_), "playback summary");
@@ -148,7 +148,7 @@ void Replay::detect_ops() {
       } else if (peat_detect(&v.signature, &ctx, &v.detection) == PEAT_STATUS_OK) {
         v.detected = true;
       } else {
-        v.detect_error = one_line(peat_last_error_message());
+        v.detect_error = library_message();
       }
       ops_.push_back(std::move(v));
     }
