@@ -13,6 +13,9 @@ namespace peat::report {
 
 namespace {
 
+// peat_playback_write_jsonl writes "ok"; other writers may say "OK".
+bool is_ok(const std::string& status) { return status == "ok" || status == "OK" || status == "PEAT_STATUS_OK"; }
+
 // Runs appended by make demo carry no candidate name; when a runtime report
 // lists as many candidates with playback figures as there are runs, the runs
 // are named after them, in order.
@@ -53,13 +56,13 @@ std::string section_playback(const Model& model) {
     out += t.render(model.max_table_rows);
     HtmlTable failed(fmt::format("playback-{}-failed", k + 1), {"record", "op", "step", "status", "message"});
     for (const PlaybackRecord& r : run.records)
-      if (r.status != "OK" && !r.status.empty())
+      if (!is_ok(r.status) && !r.status.empty())
         failed.add_row({std::to_string(r.record), r.op, std::to_string(r.step), r.status, r.message}, "bad");
     if (failed.rows()) out += failed.render(model.max_table_rows);
     // Error over steps, one line per op.
     std::map<std::string, LineSeries> by_op;
     for (const PlaybackRecord& r : run.records) {
-      if (r.status != "OK") continue;
+      if (!is_ok(r.status)) continue;
       auto& s = by_op[r.op];
       s.label = r.op;
       s.x.push_back(static_cast<double>(r.step));
