@@ -15,7 +15,7 @@ const char* palette(std::size_t index) {
 
 std::string histogram_chart(std::string_view id, std::string_view title, const std::vector<Bar>& bars,
                             std::string_view x_label, bool log_y) {
-  const double width = 640, height = 240, left = 56, right = 12, top = 24, bottom = 58;
+  const double width = 570, height = 230, left = 56, right = 12, top = 24, bottom = 58;
   SvgWriter svg(id, width, height, title);
   svg.text(width / 2, 16, title, "middle", 13);
   const double plot_w = width - left - right, plot_h = height - top - bottom;

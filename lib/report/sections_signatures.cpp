@@ -22,7 +22,7 @@ namespace peat::report {
 
 namespace {
 
-constexpr std::size_t kMaxHistogramGroups = 12;
+constexpr std::size_t kMaxHistogramGroups = 8;
 
 std::string rel_bucket_label(int b) {
   if (b == 0) return "0";
@@ -99,20 +99,46 @@ std::string section_signatures(const Model& model) {
   }
   if (ev.rows()) out += "<h3>Detector verdicts and evidence</h3>" + ev.render(model.max_table_rows);
 
-  // Histograms of the first groups.
+  // Histograms: each source's worst op (largest relative L2) first, then the
+  // other groups by tolerance failures, at most kMaxHistogramGroups.
+  std::vector<std::size_t> order;
+  const auto worse = [&](std::size_t a, std::size_t b) {
+    if (sigs[a].tolerance_fail_count != sigs[b].tolerance_fail_count)
+      return sigs[a].tolerance_fail_count > sigs[b].tolerance_fail_count;
+    return sigs[a].bitwise_mismatch_count > sigs[b].bitwise_mismatch_count;
+  };
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    std::size_t best = i;
+    bool first_of_source = true;
+    for (std::size_t k : order) first_of_source = first_of_source && model.signatures[k].source != model.signatures[i].source;
+    if (!first_of_source) continue;
+    for (std::size_t j = i; j < sigs.size(); ++j)
+      if (model.signatures[j].source == model.signatures[i].source &&
+          analyzer::relative_l2(sigs[j]) > analyzer::relative_l2(sigs[best]))
+        best = j;
+    order.push_back(best);
+  }
+  std::vector<std::size_t> rest;
+  for (std::size_t i = 0; i < sigs.size(); ++i)
+    if (std::find(order.begin(), order.end(), i) == order.end()) rest.push_back(i);
+  std::stable_sort(rest.begin(), rest.end(), worse);
+  order.insert(order.end(), rest.begin(), rest.end());
+  if (order.size() > kMaxHistogramGroups) order.resize(kMaxHistogramGroups);
   out += "<h3>Relative-error and ULP-distance histograms</h3><div class=\"charts\">";
-  for (std::size_t i = 0; i < sigs.size() && i < kMaxHistogramGroups; ++i) {
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    const std::size_t i = order[n];
     const std::string name = model.signatures[i].source + ": " + model.signatures[i].op;
-    out += histogram_chart(fmt::format("chart-rel-hist-{}", i + 1), name + " — relative error |c-g|/|g|",
+    out += histogram_chart(fmt::format("chart-rel-hist-{}", n + 1), name + " — relative error |c-g|/|g|",
                            bars(sigs[i].rel_hist, PEAT_SIGNATURE_REL_BUCKETS, PEAT_SIGNATURE_REL_LARGE_BUCKET, rel_bucket_label),
                            "relative error (bucket lower edge)", true);
-    out += histogram_chart(fmt::format("chart-ulp-hist-{}", i + 1), name + " — ULP distance",
+    out += histogram_chart(fmt::format("chart-ulp-hist-{}", n + 1), name + " — ULP distance",
                            bars(sigs[i].ulp_hist, PEAT_SIGNATURE_ULP_BUCKETS, PEAT_SIGNATURE_ULP_NAN_BUCKET, ulp_bucket_label),
                            "ULP distance (bucket lower edge)", true);
   }
   out += "</div>";
-  if (sigs.size() > kMaxHistogramGroups)
-    out += fmt::format("<p class=\"note\">Histograms of {} more groups not drawn.</p>", sigs.size() - kMaxHistogramGroups);
+  if (sigs.size() > order.size())
+    out += fmt::format("<p class=\"note\">Histograms of {} more groups not drawn (the table lists them all).</p>",
+                       sigs.size() - order.size());
 
   // XOR bit positions: one row per group, bits of the widest golden dtype.
   std::size_t width = 16;

@@ -109,7 +109,7 @@ class Charts(html.parser.HTMLParser):
 
 charts = Charts()
 charts.feed(dom.stdout)
-expected = {"chart-rel-hist-1": 6, "chart-ulp-hist-1": 6, "chart-rel-hist-12": 3, "chart-ulp-hist-12": 3, "chart-xor-bits": 5, "chart-error-steps": 4,
+expected = {"chart-rel-hist-1": 6, "chart-ulp-hist-1": 6, "chart-rel-hist-2": 3, "chart-ulp-hist-2": 3, "chart-xor-bits": 5, "chart-error-steps": 4,
             "chart-spatial-map": 3, "chart-playback-steps-1": 3, "chart-loss": 4, "chart-finetune-loss": 4, "chart-drift": 4}
 for chart_id, minimum in expected.items():
     got = charts.drawn.get(chart_id)

@@ -100,11 +100,13 @@ TEST_CASE("report: the runtime reader finds loss series of several shapes, finet
     "checkpoint_drift": {"fi 1/10": [{"tensor": "w", "count": 4, "rmse": 0.1, "relative_l2": 0.2, "max_abs_error": 0.3}]},
     "future": {"x": [1, 2, 3]}})");
   CHECK(r.noise_band == 0.2);
-  REQUIRE(r.loss.size() == 3);
-  CHECK(r.loss[0].label == "golden");
+  REQUIRE(r.loss.size() == 3);  // keys in JSON object order (sorted): candidates, then loss
+  CHECK(r.loss[0].label == "candidates c1 runtime_fi 1/10");
+  CHECK(r.loss[0].x == std::vector<double>{0, 1});
   CHECK(r.loss[1].label == "fi 1/10");
   CHECK(r.loss[1].x == std::vector<double>{0, 5});
-  CHECK(r.loss[2].label == "candidates c1 1/10");
+  CHECK(r.loss[2].label == "golden");
+  CHECK(r.loss[2].y == std::vector<double>{3, 2, 1});
   REQUIRE(r.finetune_loss.size() == 1);
   CHECK(r.finetune_loss[0].label == "finetune golden");
   REQUIRE(r.drift.size() == 1);
