@@ -23,7 +23,7 @@ std::string heat_colour(double t) {
 std::string heat_map(std::string_view id, std::string_view title, std::size_t rows, std::size_t cols,
                      const std::vector<double>& values, const std::vector<std::string>& row_labels,
                      const std::vector<std::string>& col_labels, std::string_view x_label, bool log_scale) {
-  const double left = row_labels.empty() ? 20 : 170, top = 24, bottom = col_labels.empty() ? 30 : 46;
+  const double left = row_labels.empty() ? 20 : 230, top = 24, bottom = col_labels.empty() ? 30 : 46;
   const double plot_w = 600;
   const double cell_w = cols ? plot_w / static_cast<double>(cols) : plot_w;
   const double cell_h = rows ? std::clamp(cell_w, 4.0, 18.0) : 18;
@@ -49,7 +49,7 @@ std::string heat_map(std::string_view id, std::string_view title, std::size_t ro
                heat_colour(0.15 + 0.85 * scale(v)), where + ": " + format_number(v, 6));
     }
     if (r < row_labels.size())
-      svg.text(left - 4, top + cell_h * (static_cast<double>(r) + 0.75), row_labels[r].size() > 28 ? row_labels[r].substr(0, 27) + "…" : row_labels[r], "end",
+      svg.text(left - 4, top + cell_h * (static_cast<double>(r) + 0.75), row_labels[r].size() > 40 ? row_labels[r].substr(0, 39) + "…" : row_labels[r], "end",
                std::min(10.0, cell_h));
   }
   const std::size_t every = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(14.0 / cell_w)));

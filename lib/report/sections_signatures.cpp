@@ -147,7 +147,8 @@ std::string section_signatures(const Model& model) {
   std::vector<double> values;
   std::vector<std::string> rows, cols;
   for (std::size_t i = 0; i < sigs.size(); ++i) {
-    rows.push_back(model.signatures[i].source + ": " + model.signatures[i].op);
+    // Op first: a cut label still says which op the row is.
+    rows.push_back(model.signatures[i].op + " · " + model.signatures[i].source);
     for (std::size_t b = 0; b < width; ++b) values.push_back(static_cast<double>(sigs[i].xor_bit_hist[b]));
   }
   for (std::size_t b = 0; b < width; ++b) cols.push_back(std::to_string(b));
