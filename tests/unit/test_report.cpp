@@ -116,7 +116,7 @@ TEST_CASE("report: the runtime reader finds loss series of several shapes, finet
   CHECK_THROWS_AS(read_runtime_json("r.json", R"({"checkpoint_drift": {"a": 3}})"), peat::Error);
 }
 
-TEST_CASE("report: signatures of one (source, op) merge; the worst map wins") {
+TEST_CASE("report: signatures of one (source, op) merge, others make their own groups") {
   peat_report_options_t options;
   peat_report_options_init(&options);
   Report report(options);
