@@ -190,6 +190,20 @@ one_line_error(p, str(bad_json), "report bad JSON")
 p = run("report", trace, "-o", work / "no-such-dir" / "r.html", expect=3, name="report unwritable output")
 one_line_error(p, "no-such-dir", "report unwritable output")
 
+# ---- demo: a stand-in for peat_demo that writes the three outputs ----
+fake_demo = work / "fake_peat_demo.sh"
+fake_demo.write_text(f"""#!/bin/sh
+# peat_demo --out DIR [args]: copies the test's outputs into DIR
+[ "$1" = "--out" ] || exit 9
+mkdir -p "$2" && cp {trace} "$2/golden.peat" && cp {jsonl} "$2/playback.jsonl" && echo '{{"noise_band": 0.1}}' > "$2/report.json"
+""")
+fake_demo.chmod(0o755)
+demo_out = work / "demo-out"
+p = run("demo", "--demo", fake_demo, "--out", demo_out, expect=0, name="demo")
+check((demo_out / "report.html").exists(), "demo: no report.html")
+p = run("demo", "--demo", work / "no_such_demo", expect=3, name="demo missing program")
+one_line_error(p, "no_such_demo", "demo missing program")
+
 if failures:
     print(f"{len(failures)} failure(s):")
     for f in failures:
