@@ -108,7 +108,7 @@ int run(const std::string& path, bool json) {
   }
   std::printf("trace      %s (%s)\n", path.c_str(), mib(file_bytes).c_str());
   std::printf("format     %u.%u, written by PEAT %s\n", ri.format_major, ri.format_minor, ri.library_version);
-  std::printf("run        %s, rank %d of %d, framework '%s', device '%s' (%s)\n", ri.run_name, ri.rank, ri.world_size,
+  std::printf("run        %s, rank %d of %d, framework '%s', device '%s' (%s)\n", *ri.run_name ? ri.run_name : "(unnamed)", ri.rank, ri.world_size,
               ri.framework, ri.device, ri.vendor);
   for (uint64_t t = 0; t < ri.n_tags; ++t) {
     const char *k = nullptr, *v = nullptr;
