@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace peat::report {
 
@@ -91,11 +92,20 @@ std::string element_label(const json& e, std::size_t index) {
 std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + " " + b; }
 
 // Finds loss series anywhere under `j`.
+// `direct`: the key right above `j` names a loss; deeper down (e.g. under
+// "finetune") a strictly increasing array of integers is taken for a list of
+// settings or steps (such as [1, 10, 100]), not a loss curve.
+bool increasing_integers(const std::vector<double>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) || v[i] != std::floor(v[i]) || (i > 0 && v[i] <= v[i - 1])) return false;
+  return true;
+}
+
 void collect_series(const json& j, const std::string& label, bool under_loss, std::vector<NamedSeries>& out,
-                    int depth) {
+                    int depth, bool direct = false) {
   if (depth > 8) return;
   NamedSeries s;
-  if (under_loss && as_series(j, s)) {
+  if (under_loss && as_series(j, s) && (direct || !increasing_integers(s.y))) {
     s.label = label.empty() ? "loss" : label;
     out.push_back(std::move(s));
     return;
@@ -104,7 +114,8 @@ void collect_series(const json& j, const std::string& label, bool under_loss, st
     for (const auto& [key, v] : j.items()) {
       if (key == "checkpoint_drift" || key == "detection") continue;
       if (depth == 0 && key == "finetune") continue;
-      collect_series(v, generic_key(key) ? label : join(label, key), under_loss || names_loss(key), out, depth + 1);
+      collect_series(v, generic_key(key) ? label : join(label, key), under_loss || names_loss(key), out, depth + 1,
+                     names_loss(key));
     }
   } else if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i)

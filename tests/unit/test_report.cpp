@@ -96,7 +96,7 @@ TEST_CASE("report: the runtime reader finds loss series of several shapes, finet
     "noise_band": 0.2, "model": "cnn",
     "loss": {"golden": [3, 2, 1], "fi 1/10": [{"step": 0, "loss": 3}, {"step": 5, "loss": 2.5}]},
     "candidates": [{"name": "c1", "runtime_fi": [{"every": 10, "loss_curve": {"steps": [0, 1], "values": [1, 2]}}]}],
-    "finetune": {"loss": {"golden": [1, 0.5]}},
+    "finetune": {"loss": {"golden": [1, 0.5]}, "fi_every": [1, 10, 100]},
     "checkpoint_drift": {"fi 1/10": [{"tensor": "w", "count": 4, "rmse": 0.1, "relative_l2": 0.2, "max_abs_error": 0.3}]},
     "future": {"x": [1, 2, 3]}})");
   CHECK(r.noise_band == 0.2);
