@@ -7,4 +7,5 @@
 set -euo pipefail
 build=${1:-build}
 shift || true
-exec "$build/examples/cpp_trainer/peat_demo" --out demo-out "$@"
+"$build/examples/cpp_trainer/peat_demo" --out demo-out "$@"
+"$build/tools/peat/peat" report demo-out/golden.peat demo-out/playback.jsonl demo-out/report.json $(for c in bf16 tile_drop stuck_bit27; do echo --candidate "$build/examples/candidates/libpeat_candidates.so:peat_cand_${c}_kernel"; done) --title "PEAT demo report" -o demo-out/report.html

@@ -12,6 +12,7 @@
  *   profiler.h  recording a training run into a trace
  *   detector.h  error-model verdicts from signatures
  *   playback.h  playback FI: replaying a trace through a candidate kernel
+ *   report.h    a self-contained HTML report with charts
  */
 #ifndef PEAT_PEAT_H
 #define PEAT_PEAT_H
@@ -26,5 +27,6 @@
 #include <peat/detector.h>
 #include <peat/playback.h>
 /* object headers: report */
+#include <peat/report.h>
 
 #endif /* PEAT_PEAT_H */

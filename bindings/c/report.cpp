@@ -1,0 +1,107 @@
+// C entry points of peat/report.h: check, convert, forward.
+#include <peat/report.h>
+
+#include "barrier.hpp"
+#include "options.hpp"
+#include "report/report.hpp"
+
+#include <cstring>
+#include <memory>
+
+namespace {
+
+void check_exact_size(uint32_t got, size_t want, const char* name) {
+  if (got != want)
+    peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
+}
+
+peat::report::Report& as_report(peat_report_t* report) {
+  peat::require_arg(report, "report");
+  return *report;
+}
+
+}  // namespace
+
+extern "C" {
+
+PEAT_API void peat_report_options_init(peat_report_options_t* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof(peat_report_options_t);
+  options->max_table_rows = 200;
+  options->title = nullptr;
+}
+
+PEAT_API peat_status_t peat_report_create(const peat_report_options_t* options, peat_report_t** out_report) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(out_report, "out_report");
+    *out_report = nullptr;
+    const auto opts = peat::read_options(options, "options", peat_report_options_init);
+    if (opts.max_table_rows < 1 || opts.max_table_rows > 1000000)
+      peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "options.max_table_rows = {} is outside 1..1000000", opts.max_table_rows);
+    *out_report = std::make_unique<peat_report>(opts).release();
+  });
+}
+
+PEAT_API void peat_report_destroy(peat_report_t* report) { delete report; }
+
+PEAT_API peat_status_t peat_report_add_input(peat_report_t* report, const char* path,
+                                             peat_report_input_kind_t* out_kind) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(path, "path");
+    const peat_report_input_kind_t kind = r.add_input(path);
+    if (out_kind) *out_kind = kind;
+  });
+}
+
+PEAT_API peat_status_t peat_report_add_signature(peat_report_t* report, const char* source, const char* op,
+                                                 int64_t step, uint64_t call, const peat_signature_t* signature,
+                                                 const peat_detection_t* detection) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(op, "op");
+    peat::require_arg(signature, "signature");
+    check_exact_size(signature->struct_size, sizeof(peat_signature_t), "signature");
+    if (detection) {
+      check_exact_size(detection->struct_size, sizeof(peat_detection_t), "detection");
+      if (detection->verdict_count < 0 || detection->verdict_count > PEAT_DETECT_MAX_VERDICTS)
+        peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "detection.verdict_count = {} is outside 0..{}",
+                   detection->verdict_count, PEAT_DETECT_MAX_VERDICTS);
+    }
+    r.add_signature(source ? source : "", op, step, call, *signature, detection);
+  });
+}
+
+PEAT_API peat_status_t peat_report_add_spatial_map(peat_report_t* report, const char* label,
+                                                   const peat_spatial_map_t* map) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(map, "map");
+    check_exact_size(map->struct_size, sizeof(peat_spatial_map_t), "map");
+    r.add_spatial_map(label ? label : "spatial map", *map);
+  });
+}
+
+PEAT_API peat_status_t peat_report_render_html(const peat_report_t* report, char* buffer, size_t capacity,
+                                               size_t* out_length) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(report, "report");
+    const std::string html = report->render_html();
+    if (out_length) *out_length = html.size();
+    if (buffer == nullptr || capacity < html.size() + 1)
+      peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "the page needs {} bytes (NUL included); capacity is {}",
+                 html.size() + 1, capacity);
+    std::memcpy(buffer, html.c_str(), html.size() + 1);
+  });
+}
+
+PEAT_API peat_status_t peat_report_write_html(const peat_report_t* report, const char* path) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(report, "report");
+    peat::require_arg(path, "path");
+    report->write_html(path);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,42 @@
+// peat::report::Report — the builder behind peat_report_t (peat/report.h).
+#pragma once
+
+#include <peat/report.h>
+
+#include "report/model.hpp"
+
+#include <string>
+
+namespace peat::report {
+
+class Report {
+ public:
+  explicit Report(const peat_report_options_t& options);
+
+  // Each throws peat::Error naming the file and what is wrong; on error the
+  // model is unchanged.
+  peat_report_input_kind_t add_input(const std::string& path);
+  void add_signature(const std::string& source, const std::string& op, int64_t step, uint64_t call,
+                     const peat_signature_t& signature, const peat_detection_t* detection);
+  void add_spatial_map(const std::string& label, const peat_spatial_map_t& map);
+
+  std::string render_html() const;
+  void write_html(const std::string& path) const;
+
+ private:
+  Model model_;
+};
+
+// Readers of the three input kinds (inputs_*.cpp); each throws peat::Error.
+TraceSummary read_trace_summary(const std::string& path);
+std::vector<PlaybackRun> read_playback_jsonl(const std::string& path, const std::string& text);
+RuntimeReport read_runtime_json(const std::string& path, const std::string& text);
+
+// The page (page.cpp) and its sections (sections_*.cpp).
+std::string render_page(const Model& model);
+
+}  // namespace peat::report
+
+struct peat_report : peat::report::Report {
+  using peat::report::Report::Report;
+};

@@ -1,0 +1,204 @@
+// Signature section: one row per (source, op) with derived metrics and the
+// detector's top verdict, the verdicts' evidence, relative-error and
+// ULP-distance histograms, the XOR bit-position heat map and the per-op error
+// series of the aggregator.
+#include "report/charts.hpp"
+#include "report/html_table.hpp"
+#include "report/sections.hpp"
+#include "report/svg.hpp"
+
+#include "analyzer/metrics.hpp"
+#include "detector/detector.hpp"
+
+#include <peat/injector.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace peat::report {
+
+namespace {
+
+constexpr std::size_t kMaxHistogramGroups = 8;
+
+std::string rel_bucket_label(int b) {
+  if (b == 0) return "0";
+  if (b == 1) return "<2^-64";
+  if (b == PEAT_SIGNATURE_REL_LARGE_BUCKET) return ">=1";
+  if (b == PEAT_SIGNATURE_REL_UNDEFINED_BUCKET) return "undef";
+  return fmt::format("2^{}", b - 2 + PEAT_SIGNATURE_REL_MIN_EXPONENT);
+}
+
+std::string ulp_bucket_label(int b) {
+  if (b == 0) return "0";
+  if (b == PEAT_SIGNATURE_ULP_NAN_BUCKET) return "NaN";
+  return fmt::format("2^{}", b - 1);
+}
+
+// Bars of buckets [first non-zero - 1, last non-zero + 1], with bucket 0 and
+// the special last buckets always kept so that exact pairs show.
+std::vector<Bar> bars(const uint64_t* hist, int n, int special_from, std::string (*label)(int)) {
+  int lo = n, hi = -1;
+  for (int b = 1; b < special_from; ++b)
+    if (hist[b]) lo = std::min(lo, b), hi = std::max(hi, b);
+  std::vector<Bar> out;
+  const auto add = [&](int b) { out.push_back({label(b), static_cast<double>(hist[b]), label(b) + ": " + std::to_string(hist[b]) + " pairs"}); };
+  add(0);
+  if (hi >= lo)
+    for (int b = std::max(1, lo - 1); b <= std::min(special_from - 1, hi + 1); ++b) add(b);
+  for (int b = special_from; b < n; ++b) add(b);
+  return out;
+}
+
+std::string top_verdict(const std::optional<peat_detection_t>& d) {
+  if (!d || d->verdict_count < 1) return "—";
+  return fmt::format("{} ({:.2f})", peat_error_model_name(d->verdicts[0].model), d->verdicts[0].confidence);
+}
+
+}  // namespace
+
+std::string section_signatures(const Model& model) {
+  if (model.signatures.empty()) return "";
+  std::string out;
+  HtmlTable t("signatures", {"source", "op", "calls", "elements", "bitwise mismatches", "tolerance failures",
+                             "new non-finite", "max abs error", "max rel error", "relative L2", "SQNR dB",
+                             "eff. mantissa bits", "top verdict"});
+  std::vector<peat_signature_t> sigs;
+  for (const SignatureGroup& g : model.signatures) {
+    const peat_signature_t s = g.aggregator->signature(0);
+    sigs.push_back(s);
+    std::string bits = "—";
+    if (s.count > 0) {
+      try {
+        bits = format_number(analyzer::effective_mantissa_bits(s, 0.99), 3);
+      } catch (...) {
+      }
+    }
+    t.add_row({g.source, g.op, std::to_string(g.aggregator->call_count(0)), std::to_string(s.count),
+               std::to_string(s.bitwise_mismatch_count), std::to_string(s.tolerance_fail_count),
+               std::to_string(s.new_nonfinite_count), format_number(s.max_abs_error), format_number(s.max_rel_error),
+               format_number(analyzer::relative_l2(s)), format_number(analyzer::sqnr_db(s)), bits, top_verdict(g.detection)},
+              s.tolerance_fail_count || s.new_nonfinite_count ? "bad" : "");
+  }
+  out += t.render(model.max_table_rows);
+
+  HtmlTable ev("verdicts", {"source", "op", "rank", "model", "confidence", "evidence"});
+  for (const SignatureGroup& g : model.signatures) {
+    if (!g.detection) continue;
+    for (int i = 0; i < g.detection->verdict_count && i < PEAT_DETECT_MAX_VERDICTS; ++i) {
+      const peat_verdict_t& v = g.detection->verdicts[i];
+      std::string evidence;
+      for (int e = 0; e < v.evidence_count && e < PEAT_DETECT_EVIDENCE_LINES; ++e)
+        evidence += (e ? " | " : "") + std::string(v.evidence[e], strnlen(v.evidence[e], PEAT_DETECT_EVIDENCE_CHARS));
+      ev.add_row({g.source, g.op, std::to_string(i + 1), peat_error_model_name(v.model), format_number(v.confidence, 3),
+                  evidence});
+    }
+  }
+  if (ev.rows()) out += "<h3>Detector verdicts and evidence</h3>" + ev.render(model.max_table_rows);
+
+  // Histograms: each source's worst op (largest relative L2) first, then the
+  // other groups by tolerance failures, at most kMaxHistogramGroups.
+  std::vector<std::size_t> order;
+  const auto worse = [&](std::size_t a, std::size_t b) {
+    if (sigs[a].tolerance_fail_count != sigs[b].tolerance_fail_count)
+      return sigs[a].tolerance_fail_count > sigs[b].tolerance_fail_count;
+    return sigs[a].bitwise_mismatch_count > sigs[b].bitwise_mismatch_count;
+  };
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    std::size_t best = i;
+    bool first_of_source = true;
+    for (std::size_t k : order) first_of_source = first_of_source && model.signatures[k].source != model.signatures[i].source;
+    if (!first_of_source) continue;
+    for (std::size_t j = i; j < sigs.size(); ++j)
+      if (model.signatures[j].source == model.signatures[i].source &&
+          analyzer::relative_l2(sigs[j]) > analyzer::relative_l2(sigs[best]))
+        best = j;
+    order.push_back(best);
+  }
+  std::vector<std::size_t> rest;
+  for (std::size_t i = 0; i < sigs.size(); ++i)
+    if (std::find(order.begin(), order.end(), i) == order.end()) rest.push_back(i);
+  std::stable_sort(rest.begin(), rest.end(), worse);
+  order.insert(order.end(), rest.begin(), rest.end());
+  if (order.size() > kMaxHistogramGroups) order.resize(kMaxHistogramGroups);
+  out += "<h3>Relative-error and ULP-distance histograms</h3><div class=\"charts\">";
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    const std::size_t i = order[n];
+    const std::string name = model.signatures[i].source + ": " + model.signatures[i].op;
+    out += histogram_chart(fmt::format("chart-rel-hist-{}", n + 1), name + " — relative error |c-g|/|g|",
+                           bars(sigs[i].rel_hist, PEAT_SIGNATURE_REL_BUCKETS, PEAT_SIGNATURE_REL_LARGE_BUCKET, rel_bucket_label),
+                           "relative error (bucket lower edge)", true);
+    out += histogram_chart(fmt::format("chart-ulp-hist-{}", n + 1), name + " — ULP distance",
+                           bars(sigs[i].ulp_hist, PEAT_SIGNATURE_ULP_BUCKETS, PEAT_SIGNATURE_ULP_NAN_BUCKET, ulp_bucket_label),
+                           "ULP distance (bucket lower edge)", true);
+  }
+  out += "</div>";
+  if (sigs.size() > order.size())
+    out += fmt::format("<p class=\"note\">Histograms of {} more groups not drawn (the table lists them all).</p>",
+                       sigs.size() - order.size());
+
+  // XOR bit positions: one row per group, bits of the widest golden dtype.
+  std::size_t width = 16;
+  for (const auto& s : sigs) width = std::max<std::size_t>(width, s.golden_dtype.bits);
+  width = std::min<std::size_t>(width, PEAT_SIGNATURE_XOR_BITS);
+  std::vector<double> values;
+  std::vector<std::string> rows, cols;
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    // Op first: a cut label still says which op the row is.
+    rows.push_back(model.signatures[i].op + " · " + model.signatures[i].source);
+    for (std::size_t b = 0; b < width; ++b) values.push_back(static_cast<double>(sigs[i].xor_bit_hist[b]));
+  }
+  for (std::size_t b = 0; b < width; ++b) cols.push_back(std::to_string(b));
+  out += "<h3>Which bits differ</h3><p class=\"note\">Pairs whose storage words differ in bit b (bit 0 = least "
+         "significant mantissa bit; the sign is the top bit of the golden dtype).</p>";
+  out += heat_map("chart-xor-bits", "XOR bit-position histogram per op", rows.size(), width, values, rows, cols,
+                  "storage bit", true);
+
+  // Error over training steps: relative L2 of each call in the aggregator's series.
+  std::vector<LineSeries> series;
+  for (const SignatureGroup& g : model.signatures) {
+    std::vector<peat_series_point_t> points(g.aggregator->series(0, nullptr, 0));
+    g.aggregator->series(0, points.data(), points.size());
+    LineSeries s;
+    s.label = g.source + ": " + g.op;
+    for (const auto& p : points) {
+      s.x.push_back(static_cast<double>(p.step));
+      s.y.push_back(p.relative_l2);
+    }
+    series.push_back(std::move(s));
+  }
+  out += "<h3>Error over training steps</h3>" +
+         line_chart("chart-error-steps", "relative L2 error per call (analyzer aggregator series)", series, std::nullopt,
+                    "training step", "relative L2 (log)", true);
+  return out;
+}
+
+std::string section_spatial_map(const Model& model) {
+  if (!model.worst_map) return "";
+  const SpatialMapCopy& m = *model.worst_map;
+  // Large tile grids are summed into at most 64 x 64 cells.
+  const int64_t fr = std::max<int64_t>(1, (m.grid_rows + 63) / 64), fc = std::max<int64_t>(1, (m.grid_cols + 63) / 64);
+  const std::size_t rows = static_cast<std::size_t>((m.grid_rows + fr - 1) / fr), cols = static_cast<std::size_t>((m.grid_cols + fc - 1) / fc);
+  std::vector<double> values(rows * cols, 0.0);
+  for (int64_t r = 0; r < m.grid_rows; ++r)
+    for (int64_t c = 0; c < m.grid_cols; ++c)
+      values[static_cast<std::size_t>(r / fr) * cols + static_cast<std::size_t>(c / fc)] +=
+          static_cast<double>(m.tiles[static_cast<std::size_t>(r * m.grid_cols + c)]);
+  std::string out = fmt::format(
+      "<p>{}: {} x {} elements, {} mismatches, tiles of {} x {}{}.</p>", escape_html(m.label), m.rows, m.cols,
+      m.mismatches, m.tile_rows, m.tile_cols,
+      fr > 1 || fc > 1 ? fmt::format(" (each cell sums {} x {} tiles)", fr, fc) : std::string());
+  out += heat_map("chart-spatial-map", "mismatches per tile (rows down, columns across)", rows, cols, values, {}, {},
+                  "output columns →", false);
+  int64_t rows_hit = 0, cols_hit = 0;
+  for (auto v : m.row_counts) rows_hit += v > 0;
+  for (auto v : m.col_counts) cols_hit += v > 0;
+  out += fmt::format("<p class=\"note\">{} of {} rows and {} of {} columns hold a mismatch.</p>", rows_hit, m.rows,
+                     cols_hit, m.cols);
+  return out;
+}
+
+}  // namespace peat::report

@@ -1,0 +1,108 @@
+// peat report INPUT... -o report.html: the self-contained HTML report.
+#include "commands.hpp"
+#include "common.hpp"
+#include "replay.hpp"
+#include "report_writer.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+namespace peat_cli {
+
+namespace {
+
+struct ReportCloser {
+  void operator()(peat_report_t* r) const noexcept { peat_report_destroy(r); }
+};
+
+const char* kind_name(peat_report_input_kind_t k) {
+  return k == PEAT_REPORT_INPUT_TRACE ? "trace" : k == PEAT_REPORT_INPUT_PLAYBACK ? "playback results" : "runtime-FI report";
+}
+
+// Replays `spec` over the trace and adds every compared record's signature;
+// the op's detection goes with its last record.
+void add_candidate(peat_report_t* report, const peat_trace_reader_t* reader, const std::string& trace, const std::string& spec) {
+  ReplayOptions ro;
+  ro.candidate = spec;
+  ro.run_twice = true;
+  Replay replay(reader, trace, ro);
+  const std::string source = spec.substr(spec.rfind(':') + 1);
+  uint64_t results = 0;
+  check(peat_playback_result_count(replay.playback(), &results), trace);
+  std::map<std::pair<std::string, uint64_t>, uint64_t> last;  // (op, output) -> last result index
+  for (uint64_t i = 0; i < results; ++i) {
+    peat_playback_result_t r{};
+    r.struct_size = sizeof r;
+    check(peat_playback_result(replay.playback(), i, &r), trace);
+    if (r.status != PEAT_STATUS_OK) continue;
+    for (uint64_t o = 0; o < r.n_outputs; ++o) last[{r.op, o}] = i;
+  }
+  for (uint64_t i = 0; i < results; ++i) {
+    peat_playback_result_t r{};
+    r.struct_size = sizeof r;
+    check(peat_playback_result(replay.playback(), i, &r), trace);
+    if (r.status != PEAT_STATUS_OK) continue;
+    for (uint64_t o = 0; o < r.n_outputs; ++o) {
+      peat_signature_t sig;
+      peat_signature_init(&sig);
+      check(peat_playback_result_signature(replay.playback(), i, o, PEAT_PLAYBACK_FIRST_VS_GOLDEN, &sig), trace);
+      const std::string op = o == 0 ? std::string(r.op) : std::string(r.op) + " [output " + std::to_string(o) + "]";
+      const peat_detection_t* det = nullptr;
+      if (last[{r.op, o}] == i)
+        for (const OpVerdict& v : replay.ops())
+          if (v.op == r.op && v.output == o && v.detected) det = &v.detection;
+      check(peat_report_add_signature(report, source.c_str(), op.c_str(), r.step, r.call_index, &sig, det), "report");
+    }
+  }
+  if (replay.worst().valid) check(peat_report_add_spatial_map(report, replay.worst().label.c_str(), &replay.worst().map), "report");
+}
+
+}  // namespace
+
+int write_report(const ReportRequest& request) {
+  peat_report_options_t options;
+  peat_report_options_init(&options);
+  if (!request.title.empty()) options.title = request.title.c_str();
+  peat_report_t* raw = nullptr;
+  check(peat_report_create(&options, &raw), "report");
+  std::unique_ptr<peat_report_t, ReportCloser> report(raw);
+  std::string first_trace;
+  for (const std::string& in : request.inputs) {
+    peat_report_input_kind_t kind = 0;
+    const peat_status_t s = peat_report_add_input(raw, in.c_str(), &kind);
+    if (s != PEAT_STATUS_OK) {
+      const std::string msg = library_message();
+      throw CliError(exit_code_for(s), one_line(msg.find(in) == std::string::npos ? in + ": " + msg : msg));
+    }
+    if (kind == PEAT_REPORT_INPUT_TRACE && first_trace.empty()) first_trace = in;
+    if (!request.quiet) std::printf("%s: %s\n", in.c_str(), kind_name(kind));
+  }
+  if (!request.candidates.empty()) {
+    if (first_trace.empty()) throw CliError(kUsage, "--candidate needs a trace among the inputs");
+    TraceReader reader = open_trace(first_trace);
+    for (const std::string& spec : request.candidates) add_candidate(raw, reader.get(), first_trace, spec);
+  }
+  const peat_status_t s = peat_report_write_html(raw, request.output.c_str());
+  check(s, request.output);
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(request.output, ec);
+  std::printf("wrote %s (%llu bytes)\n", request.output.c_str(), static_cast<unsigned long long>(bytes));
+  return kOk;
+}
+
+Command add_report(CLI::App& app) {
+  auto* sub = app.add_subcommand("report", "Write one self-contained HTML report from traces, playback results and runtime-FI reports");
+  auto r = std::make_shared<ReportRequest>();
+  sub->add_option("INPUT", r->inputs, "trace files, playback JSON lines (peat playback --jsonl), runtime-FI JSON (make demo's report.json)")
+      ->required();
+  sub->add_option("-o,--output", r->output, "HTML file to write")->required();
+  sub->add_option("--candidate", r->candidates,
+                  "also replay this candidate (LIB.so:SYMBOL) over the first trace: signatures, histograms, bit heat map, "
+                  "verdicts, spatial map (repeatable)");
+  sub->add_option("--title", r->title, "page title");
+  return {sub, [r] { return write_report(*r); }};
+}
+
+}  // namespace peat_cli

@@ -1,0 +1,77 @@
+// Playback of a candidate over a trace for `peat playback` and
+// `peat report --candidate`: runs the library's playback, then names each
+// op's error model with the detector on the op's merged signature, and
+// computes the spatial map of the worst call.
+#pragma once
+
+#include "common.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace peat_cli {
+
+struct ReplayOptions {
+  std::string candidate;  // "lib.so:symbol"
+  std::string op_glob;    // "" = every op
+  int64_t step_min = INT64_MIN, step_max = INT64_MAX;
+  bool run_twice = false;  // --repeat 2
+  int jobs = 1;            // > 1: the candidate is called from several threads
+  bool progress = false;   // draw a progress bar on stderr
+};
+
+struct OpVerdict {
+  std::string op;
+  uint64_t output = 0;
+  peat_playback_group_t group{};
+  peat_signature_t signature{};
+  peat_detection_t detection{};
+  bool detected = false;
+  std::string detect_error;  // why the detector did not run ("" when it did)
+  int64_t step = 0;          // step of the op's first record
+};
+
+struct WorstCall {
+  std::string label;
+  uint64_t record = 0;
+  peat_spatial_map_t map{};  // library-owned buffers; released by ~Replay
+  bool valid = false;
+};
+
+class Replay {
+ public:
+  Replay(const peat_trace_reader_t* reader, std::string trace_path, const ReplayOptions& options);
+  ~Replay();
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
+
+  const peat_playback_t* playback() const { return playback_; }
+  const peat_playback_summary_t& summary() const { return summary_; }
+  const std::vector<OpVerdict>& ops() const { return ops_; }
+  const WorstCall& worst() const { return worst_; }
+  // Records with tolerance failures, new non-finite values or failures.
+  bool findings() const;
+
+ private:
+  void detect_ops();
+  void map_worst_call();
+
+  const peat_trace_reader_t* reader_;
+  std::string path_;
+  ReplayOptions options_;
+  peat_playback_t* playback_ = nullptr;
+  peat_playback_summary_t summary_{};
+  std::vector<OpVerdict> ops_;
+  WorstCall worst_;
+};
+
+// The reduction length K of an op record: its "K" (or "k") integer attribute,
+// else for GEMM-like ops the last extent of input 0; 0 when unknown.
+int64_t reduction_length_of(const peat_trace_reader_t* reader, uint64_t record, const std::string& family);
+
+// "lib.so:symbol" -> the kernel, opened with dlopen(RTLD_NOW | RTLD_LOCAL).
+// Throws CliError(kCandidate) naming the library and dlerror()'s text.
+peat_kernel_fn load_kernel(const std::string& spec);
+
+}  // namespace peat_cli

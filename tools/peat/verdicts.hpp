@@ -1,0 +1,23 @@
+// Rendering of per-op verdicts (playback and compare) as a text table, JSON
+// and CSV rows.
+#pragma once
+
+#include <peat/peat.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace peat_cli {
+
+// The top verdict as "MODEL (confidence)" or "-" when none.
+std::string top_verdict(const peat_detection_t& d, bool detected);
+// The verdicts with model, confidence, parameters and evidence lines.
+nlohmann::json verdicts_json(const peat_detection_t& d, bool detected);
+// Signature figures: elements, mismatches, tolerance failures, errors, relative L2.
+nlohmann::json signature_json(const peat_signature_t& s);
+double relative_l2(const peat_signature_t& s);
+// CSV quoting of one field.
+std::string csv(const std::string& field);
+
+}  // namespace peat_cli
