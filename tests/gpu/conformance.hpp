@@ -135,10 +135,13 @@ void compare_signatures(const peat_signature_t& a, const peat_signature_t& b, co
   eq(std::memcmp(a.rel_hist, b.rel_hist, sizeof(a.rel_hist)) == 0, "rel_hist");
   eq(std::memcmp(a.xor_bit_hist, b.xor_bit_hist, sizeof(a.xor_bit_hist)) == 0, "xor_bit_hist");
   eq(std::memcmp(a.xor_popcount_hist, b.xor_popcount_hist, sizeof(a.xor_popcount_hist)) == 0, "xor_popcount_hist");
-  // Moments and sums: merge trees differ (blocks vs CPU chunks); compare
-  // through the derived metrics, which read the sums the public way.
-  eq(close(a.ratio_mean, b.ratio_mean), "ratio_mean");
-  eq(close(a.ratio_m2, b.ratio_m2), "ratio_m2");
+  // The sums are exact (peat_exact_sum_t): the device's merge tree (blocks)
+  // differs from the CPU's (chunks), yet the digits must be identical.
+#define SAME_SUM(f) eq(std::memcmp(&a.f, &b.f, sizeof(a.f)) == 0, #f)
+  SAME_SUM(sum_error); SAME_SUM(sum_abs_error); SAME_SUM(sum_sq_error); SAME_SUM(sum_sq_golden);
+  SAME_SUM(sum_sq_candidate); SAME_SUM(sum_golden_candidate); SAME_SUM(ratio_dev_sum); SAME_SUM(ratio_dev_sq_sum);
+#undef SAME_SUM
+  // The derived metrics read the sums the public way.
   using Metric = peat_status_t (*)(const peat_signature_t*, double*);
   const std::pair<Metric, const char*> metrics[] = {{peat_signature_rmse, "rmse"},
                                                     {peat_signature_relative_l2, "relative_l2"},

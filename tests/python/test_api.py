@@ -112,8 +112,12 @@ def test_exact_sums_and_ratio_moments():
     assert sums["ratio_m2"] == pytest.approx(0.046875, rel=1e-15)  # sum of (r - mean)^2
     # Cancellation a float64 sum loses: the exact sum keeps the 1.
     big = np.array([0.0, 0.0, 0.0])
-    s = peat.analyze(big, np.array([1e300, 1.0, -1e300])).sums
-    assert s["sum_error"] == 1.0
+    sig = peat.analyze(big, np.array([1e300, 1.0, -1e300]))
+    assert sig.sums["sum_error"] == 1.0
+    assert sig.exact_sum("sum_error") == 1.0 and sig.exact_sum("sum_abs_error") == 2e300
+    assert sig.exact_sum("ratio_dev_sum") == 0.0  # no pair has a usable ratio (g = 0)
+    with pytest.raises(ValueError):
+        sig.exact_sum("count")
 
 
 def test_views_are_zero_copy_numpy(rng):

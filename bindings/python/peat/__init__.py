@@ -33,6 +33,7 @@ from .injector import (Firing, InjectSpec, Injector, Truth, action_name, error_m
                        inject, round_value)
 from .playback import Playback, PlaybackCall
 from .profiler import Profiler
+from .report import Report
 from .session import Session
 from .trace import Record, TensorInfo, TraceReader
 

@@ -345,7 +345,11 @@ class PlaybackOptions(Structure):
                 ("attrs_mode", c_int32), ("filter", POINTER(TraceFilter)),
                 ("config", POINTER(SignatureConfig)), ("max_in_flight", c_uint32),
                 ("num_threads", c_int32), ("progress", PROGRESS_FN),
-                ("progress_user", c_void_p)]
+                ("progress_user", c_void_p), ("isolate", c_int32), ("timeout_ms", c_uint32)]
+
+
+class ReportOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("max_table_rows", c_uint32), ("title", c_char_p)]
 
 
 class PlaybackSummary(Structure):
@@ -433,6 +437,7 @@ _PROTOTYPES = {
     "peat_compare_checkpoints": (S, [P(NamedTensor), c_size_t, P(NamedTensor), c_size_t,
                                      P(SignatureConfig), P(TensorDrift), P(Signature), c_size_t,
                                      P(c_size_t)]),
+    "peat_exact_sum_value": (S, [P(ExactSum), P(c_double)]),
     "peat_exact_sum_value": (S, [P(ExactSum), P(c_double)]),
     "peat_signature_read_sums": (S, [P(Signature), P(SignatureSums)]),
     "peat_signature_rmse": (S, [P(Signature), P(c_double)]),
@@ -526,6 +531,15 @@ _PROTOTYPES = {
     "peat_float_format_name": (c_char_p, [c_int32]),
     # playback.h
     "peat_playback_options_init": (None, [P(PlaybackOptions)]),
+    "peat_report_options_init": (None, [P(ReportOptions)]),
+    "peat_report_create": (S, [P(ReportOptions), P(c_void_p)]),
+    "peat_report_destroy": (None, [c_void_p]),
+    "peat_report_add_input": (S, [c_void_p, c_char_p, P(c_int32)]),
+    "peat_report_add_signature": (S, [c_void_p, c_char_p, c_char_p, c_int64, c_uint64, P(Signature),
+                                      P(Detection)]),
+    "peat_report_add_spatial_map": (S, [c_void_p, c_char_p, P(SpatialMap)]),
+    "peat_report_render_html": (S, [c_void_p, c_char_p, c_size_t, P(c_size_t)]),
+    "peat_report_write_html": (S, [c_void_p, c_char_p]),
     "peat_playback_create": (S, [c_void_p, P(PlaybackOptions), P(c_void_p)]),
     "peat_playback_destroy": (None, [c_void_p]),
     "peat_playback_set_candidate": (S, [c_void_p, KERNEL_FN, c_void_p]),
@@ -563,6 +577,7 @@ _SIZE_CHECKS = [
     (DetectContext, "peat_detect_context_init", ()),
     (Detection, "peat_detection_init", ()),
     (PlaybackOptions, "peat_playback_options_init", ()),
+    (ReportOptions, "peat_report_options_init", ()),
 ]
 
 

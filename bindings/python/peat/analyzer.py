@@ -150,6 +150,17 @@ class Signature:
         return {name: getattr(out, name) for name, _ in _capi.SignatureSums._fields_
                 if name not in ("struct_size", "reserved")}
 
+    def exact_sum(self, name: str) -> float:
+        """One exact sum field (e.g. "sum_sq_error", "ratio_dev_sum") rounded
+        once to the nearest double (peat_exact_sum_value); +-Inf or NaN when
+        non-finite terms were added or the sum is out of the double range."""
+        field = getattr(self.raw, name)
+        if not isinstance(field, _capi.ExactSum):
+            raise ValueError(f"{name} is not an exact sum of peat_signature_t")
+        out = ctypes.c_double()
+        check(lib.peat_exact_sum_value(byref(field), byref(out)), "peat_exact_sum_value")
+        return out.value
+
     def merge(self, other: "Signature") -> "Signature":
         """A new signature: this one merged with `other` (peat_signature_merge)."""
         dst = _capi.Signature()

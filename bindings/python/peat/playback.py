@@ -126,6 +126,12 @@ class Playback(OwnsHandle):
                   cancels the run (as does cancel()).
     config:       analyzer settings (peat.make_config keywords, e.g. rtol).
     session:      a peat.Session whose log receives candidate failures.
+    isolate:      run each candidate call in a forked worker with guard pages
+                  around its outputs, so a candidate that crashes, hangs or
+                  writes out of bounds fails its record instead of the process
+                  (meant for shared-object candidates; see peat/playback.h).
+    timeout_ms:   with isolate, the wall-clock limit of one candidate call in
+                  milliseconds (0 = none; default: the library's, 10000).
     """
 
     _h = None  # the C handle; None until created, after close
@@ -134,7 +140,8 @@ class Playback(OwnsHandle):
                  step_min: int | None = None, step_max: int | None = None, phase=None,
                  attrs: str | None = None, thread_safe: bool = False, run_twice: bool = False,
                  max_in_flight: int = 4, num_threads: int = 0, progress=None,
-                 config: dict | None = None, session=None):
+                 config: dict | None = None, session=None, isolate: bool = False,
+                 timeout_ms: int | None = None):
         if attrs is None:
             attrs = "null" if isinstance(candidate, str) else "list"
         opts = _capi.PlaybackOptions()
@@ -142,6 +149,9 @@ class Playback(OwnsHandle):
         opts.thread_safe, opts.run_twice = int(thread_safe), int(run_twice)
         opts.attrs_mode = ATTRS_MODES[attrs]
         opts.max_in_flight, opts.num_threads = max_in_flight, num_threads
+        opts.isolate = int(isolate)
+        if timeout_ms is not None:
+            opts.timeout_ms = timeout_ms
         self._filter = make_filter(kinds="op", op_glob=op_glob, step_min=step_min,
                                    step_max=step_max, phase=phase)
         opts.filter = ctypes.pointer(self._filter)

@@ -151,8 +151,11 @@ std::vector<TensorDrift> checkpoint_drift(const std::map<std::string, Tensor>& g
     d.max_abs_error = sig[i].max_abs_error;
     peat_signature_rmse(&sig[i], &d.rmse);
     peat_signature_relative_l2(&sig[i], &d.relative_l2);
-    d.sum_sq_error = sig[i].sum_sq_error.hi + sig[i].sum_sq_error.lo;
-    d.sum_sq_golden = sig[i].sum_sq_golden.hi + sig[i].sum_sq_golden.lo;
+    peat_signature_sums_t sums{};
+    sums.struct_size = sizeof sums;
+    peat_signature_read_sums(&sig[i], &sums);
+    d.sum_sq_error = sums.sum_sq_error;
+    d.sum_sq_golden = sums.sum_sq_golden;
     drift.push_back(std::move(d));
   }
   return drift;
