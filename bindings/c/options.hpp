@@ -1,13 +1,13 @@
 // Reading versioned option structs (struct_size first) at the C boundary.
 //
-// A NULL pointer means "all defaults". A struct smaller than ours comes from an
-// older header: its fields are copied over the defaults and the rest keep their
-// defaults. A struct larger than ours comes from a newer header and is refused,
-// because we cannot honour fields we do not know.
+// A NULL pointer means "all defaults"; otherwise the rules of
+// core/versioned_struct.hpp (older, smaller structs keep our defaults for the
+// fields they lack; larger or misaligned sizes are refused).
 #pragma once
 
 #include "barrier.hpp"
 #include "core/error.hpp"
+#include "core/versioned_struct.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -21,15 +21,7 @@ T read_options(const T* user, std::string_view name, Init init) {
   T result;
   init(&result);
   if (user == nullptr) return result;
-  const uint32_t size = user->struct_size;
-  if (size < sizeof(uint32_t))
-    fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is too small (did you call the options_init function?)", name, size);
-  if (size > sizeof(T))
-    fail(PEAT_STATUS_VERSION_MISMATCH,
-         "{}: struct_size {} is larger than this library's {} bytes (built against a newer header?)", name, size,
-         sizeof(T));
-  std::memcpy(&result, user, size);
-  result.struct_size = sizeof(T);
+  copy_versioned_struct(result, *user, name);
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include "analyzer/map.hpp"
 #include "backend/backend.hpp"
 #include "core/error.hpp"
+#include "core/versioned_struct.hpp"
 
 #include <fmt/format.h>
 
@@ -23,10 +24,7 @@ peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* c
     peat_signature_config_t cfg;
     peat_signature_config_init(&cfg);
     if (config != nullptr) {
-      if (config->struct_size < sizeof(uint32_t) || config->struct_size > sizeof(cfg))
-        fail(PEAT_STATUS_VERSION_MISMATCH, "config: struct_size {} is not accepted", config->struct_size);
-      std::memcpy(&cfg, config, config->struct_size);
-      cfg.struct_size = sizeof(cfg);
+      copy_versioned_struct(cfg, *config, "config");
     }
     const TensorView g = make_view(golden, "golden");
     const TensorView c = make_view(candidate, "candidate");

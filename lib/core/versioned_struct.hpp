@@ -1,0 +1,40 @@
+// Reading a caller's versioned struct (struct_size first) over our defaults.
+//
+// A struct smaller than ours comes from an older header: its fields are copied
+// over the defaults and the rest keep their defaults. A struct larger than ours
+// comes from a newer header and is refused (we cannot honour fields we do not
+// know). A size that is not a multiple of the struct's alignment cannot be a
+// released version's sizeof (structs only grow at their end, docs/abi-policy.md)
+// and is refused too: copying it would cut a pointer field in half (found by
+// the injector fuzz target: struct_size 12 gave op_pattern a half-copied
+// pointer). If a struct of alignment 4 ever gains an 8-byte field, list its
+// older sizes here.
+#pragma once
+
+#include "core/error.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace peat {
+
+template <typename T>
+void copy_versioned_struct(T& defaults_then_result, const T& user, std::string_view name) {
+  const uint32_t size = user.struct_size;
+  if (size < sizeof(uint32_t))
+    fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is too small (did you call the options_init function?)",
+         name, size);
+  if (size > sizeof(T))
+    fail(PEAT_STATUS_VERSION_MISMATCH,
+         "{}: struct_size {} is larger than this library's {} bytes (built against a newer header?)", name, size,
+         sizeof(T));
+  if (size % alignof(T) != 0)
+    fail(PEAT_STATUS_VERSION_MISMATCH,
+         "{}: struct_size {} is not a multiple of {} and so no version's size (set it with the init function)", name,
+         size, alignof(T));
+  std::memcpy(&defaults_then_result, &user, size);
+  defaults_then_result.struct_size = sizeof(T);
+}
+
+}  // namespace peat
