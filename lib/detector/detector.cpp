@@ -523,8 +523,23 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     // square of the other mismatches (noise has no such gap).
     const double max2 = s.max_abs_error * s.max_abs_error;
     const double rest_rms = F.n >= 2 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_error) - max2) / (n - 1)) : 0;
-    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms && max_pair_ulps >= 4 &&
-                         !(F.k_bound && s.max_abs_error <= abs_allow);
+    // It must stand out in relative terms too: in a signature merged over
+    // records of different magnitudes, the largest absolute error can be a
+    // large value rounded like all the others (its c/g deviation no larger
+    // than theirs). Compared with the RMS of the other c/g deviations when the
+    // ratio statistics cover the pairs; a pair outside them (|g| small) keeps
+    // the absolute test alone.
+    const bool rel_outlier = [&] {
+      if (s.ratio_count < 2 || s.max_abs_error_golden == 0 || !std::isfinite(s.max_abs_error_golden) ||
+          !std::isfinite(s.max_abs_error_candidate))
+        return true;
+      const double d_out = s.max_abs_error_candidate / s.max_abs_error_golden - 1;
+      const double rest_d2 = std::max(0.0, sum_of(s.ratio_dev_sq_sum) - d_out * d_out);
+      const double rest_rel_rms = std::sqrt(rest_d2 / static_cast<double>(s.ratio_count - 1));
+      return std::fabs(d_out) >= 32 * rest_rel_rms;
+    }();
+    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms && rel_outlier &&
+                         max_pair_ulps >= 4 && !(F.k_bound && s.max_abs_error <= abs_allow);
     const uint64_t skip = (outlier ? 1 : 0) + F.nf + s.spurious_count + s.dropped_count;
     const double bulk_l2 = F.relative_l2(outlier ? max2 : 0);
     // Effective mantissa bits: for a reduction (heavy-tailed relative errors where

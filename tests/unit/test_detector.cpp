@@ -99,6 +99,79 @@ TEST_CASE("detector: values rounded to bf16 give REDUCED_PRECISION, nearest form
   CHECK(std::fabs(d.verdicts[0].effective_mantissa_bits - 7) <= 1);
 }
 
+TEST_CASE("detector: bf16 rounding merged over records of different magnitudes is no bit flip", "[detector]") {
+  // A small record of values 1000x larger than the rest: its largest rounding
+  // error stands far above the RMS absolute error of the others, but not in
+  // relative terms, so it is no outlier.
+  auto bf16_signature = [](int64_t n, float scale, uint64_t seed) {
+    Pair p = random_pair(1, n, seed);
+    for (auto& v : p.g) v *= scale;
+    for (auto& v : p.c) {
+      v *= scale;
+      double r = 0;
+      REQUIRE(peat_inject_round_value(v, PEAT_FORMAT_BF16, PEAT_ROUND_NEAREST_EVEN, 0, &r) == PEAT_STATUS_OK);
+      v = static_cast<float>(r);
+    }
+    int64_t shape[1] = {n};
+    DLTensor g{}, c{};
+    g.data = p.g.data();
+    g.device = DLDevice{kDLCPU, 0};
+    g.ndim = 1;
+    g.dtype = DLDataType{kDLFloat, 32, 1};
+    g.shape = shape;
+    c = g;
+    c.data = p.c.data();
+    peat_signature_t sig;
+    peat_signature_init(&sig);
+    REQUIRE(peat_analyze(&g, &c, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
+    return sig;
+  };
+  peat_signature_t merged = bf16_signature(4096, 1.0f, 11);
+  const peat_signature_t large = bf16_signature(4, 1000.0f, 12);
+  REQUIRE(peat_signature_merge(&merged, &large) == PEAT_STATUS_OK);
+  // The absolute criterion alone would call it an outlier (the premise of this test).
+  const double max2 = merged.max_abs_error * merged.max_abs_error;
+  double sum_sq = 0;
+  REQUIRE(peat_exact_sum_value(&merged.sum_sq_error, &sum_sq) == PEAT_STATUS_OK);
+  const double rest_rms = std::sqrt((sum_sq - max2) / static_cast<double>(merged.value_mismatch_count - 1));
+  REQUIRE(merged.max_abs_error >= 32 * rest_rms);
+
+  const peat_detect_context_t ctx = context();
+  peat_detection_t d;
+  peat_detection_init(&d);
+  REQUIRE(peat_detect(&merged, &ctx, &d) == PEAT_STATUS_OK);
+  REQUIRE(d.verdict_count >= 1);
+  CHECK(d.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+  CHECK(d.verdicts[0].nearest_format == PEAT_FORMAT_BF16);
+  for (int i = 0; i < static_cast<int>(d.verdict_count); ++i) {
+    CHECK(d.verdicts[i].model != PEAT_ERROR_MODEL_BITFLIP_SINGLE);
+    CHECK(d.verdicts[i].model != PEAT_ERROR_MODEL_BITFLIP_MULTI);
+  }
+
+  // A real flip of an exponent bit in the small-valued record still stands out.
+  peat_signature_t flipped = bf16_signature(4096, 1.0f, 11);
+  {
+    Pair p = random_pair(1, 8, 13);
+    p.c[3] *= 4.0f;  // exponent + 2: relative error 3
+    int64_t shape[1] = {8};
+    DLTensor g{}, c{};
+    g.data = p.g.data();
+    g.device = DLDevice{kDLCPU, 0};
+    g.ndim = 1;
+    g.dtype = DLDataType{kDLFloat, 32, 1};
+    g.shape = shape;
+    c = g;
+    c.data = p.c.data();
+    peat_signature_t sig;
+    peat_signature_init(&sig);
+    REQUIRE(peat_analyze(&g, &c, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
+    REQUIRE(peat_signature_merge(&flipped, &sig) == PEAT_STATUS_OK);
+  }
+  REQUIRE(peat_detect(&flipped, &ctx, &d) == PEAT_STATUS_OK);
+  REQUIRE(d.verdict_count >= 2);
+  CHECK((d.verdicts[0].model == PEAT_ERROR_MODEL_BITFLIP_SINGLE || d.verdicts[0].model == PEAT_ERROR_MODEL_BITFLIP_MULTI));
+}
+
 TEST_CASE("detector: a reordered dot product is ROUNDING within sqrt(K) u, and a flip on it comes first", "[detector]") {
   const int64_t M = 16, N = 16, K = 256;
   std::mt19937_64 rng(3);
