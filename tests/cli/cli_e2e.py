@@ -10,6 +10,7 @@ truncated traces, and the JSON output against docs/schemas/*.schema.json.
 import json
 import os
 import pathlib
+import pty
 import shutil
 import subprocess
 import sys
@@ -149,6 +150,29 @@ jsonl = work / "playback.jsonl"
 p = run("playback", trace, "--candidate", f"{lib}:peat_cand_bf16_kernel", "--jsonl", jsonl, name="playback --jsonl")
 check(p.returncode in (0, 1) and "verdict" in p.stdout, f"playback text: exit {p.returncode}, no verdict table")
 check(jsonl.exists() and jsonl.stat().st_size > 0, "playback --jsonl: nothing written")
+check("\r[" not in p.stderr, "playback: progress bar drawn although stderr is not a terminal")
+# The progress bar, on a terminal: stderr on a pseudo-terminal, one redrawn line
+# that ends at total/total records.
+master, slave = pty.openpty()
+tp = subprocess.Popen([peat, "playback", str(trace), "--candidate", f"{lib}:peat_cand_blocked_kernel"],
+                      stdout=subprocess.PIPE, stderr=slave, text=True)
+os.close(slave)
+tty_out = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:  # EIO: the program closed its side
+        break
+    if not chunk:
+        break
+    tty_out += chunk
+tp.wait(timeout=120)
+os.close(master)
+bar = tty_out.decode(errors="replace")
+total = blocked["summary"]["selected"]
+check(tp.returncode in (0, 1), f"playback on a terminal: exit {tp.returncode}")
+check(bar.count("\r[") >= 2 and f"] {total}/{total} records" in bar,
+      f"playback on a terminal: no progress bar ending at {total}/{total}: {bar[-300:]!r}")
 p = run("playback", trace, "--candidate", f"{work}/nope.so:sym", expect=4, name="playback missing library")
 one_line_error(p, "nope.so", "playback missing library")
 p = run("playback", trace, "--candidate", f"{lib}:no_such_symbol", expect=4, name="playback missing symbol")
