@@ -32,16 +32,34 @@ Pair random_pair(int64_t rows, int64_t cols, uint64_t seed) {
   return p;
 }
 
-peat_detection_t detect(Pair& p, peat_detect_context_t ctx, int64_t K = 0, bool with_map = true) {
-  int64_t shape[2] = {p.rows, p.cols};
+// DLTensor views of a pair as rows x cols f32 (they point into p and into this object).
+struct PairViews {
+  int64_t shape[2];
   DLTensor g{}, c{};
-  g.data = p.g.data();
-  g.device = DLDevice{kDLCPU, 0};
-  g.ndim = 2;
-  g.dtype = DLDataType{kDLFloat, 32, 1};
-  g.shape = shape;
-  c = g;
-  c.data = p.c.data();
+  explicit PairViews(Pair& p) : shape{p.rows, p.cols} {
+    g.data = p.g.data();
+    g.device = DLDevice{kDLCPU, 0};
+    g.ndim = 2;
+    g.dtype = DLDataType{kDLFloat, 32, 1};
+    g.shape = shape;
+    c = g;
+    c.data = p.c.data();
+  }
+  PairViews(const PairViews&) = delete;
+  PairViews& operator=(const PairViews&) = delete;
+};
+
+// The signature of a pair under the default config.
+peat_signature_t signature_of(Pair& p) {
+  const PairViews v(p);
+  peat_signature_t sig;
+  peat_signature_init(&sig);
+  REQUIRE(peat_analyze(&v.g, &v.c, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
+  return sig;
+}
+
+peat_detection_t detect(Pair& p, peat_detect_context_t ctx, int64_t K = 0, bool with_map = true) {
+  const PairViews v(p);
   peat_signature_config_t cfg;
   peat_signature_config_init(&cfg);
   cfg.map_mismatch = PEAT_MISMATCH_BITWISE;
@@ -50,7 +68,7 @@ peat_detection_t detect(Pair& p, peat_detect_context_t ctx, int64_t K = 0, bool 
   peat_signature_init(&sig);
   peat_spatial_map_t map;
   peat_spatial_map_init(&map);
-  REQUIRE(peat_analyze(&g, &c, &cfg, &sig, &map) == PEAT_STATUS_OK);
+  REQUIRE(peat_analyze(&v.g, &v.c, &cfg, &sig, &map) == PEAT_STATUS_OK);
   if (with_map) ctx.map = &map;
   peat_detection_t det;
   peat_detection_init(&det);
@@ -112,19 +130,7 @@ TEST_CASE("detector: bf16 rounding merged over records of different magnitudes i
       REQUIRE(peat_inject_round_value(v, PEAT_FORMAT_BF16, PEAT_ROUND_NEAREST_EVEN, 0, &r) == PEAT_STATUS_OK);
       v = static_cast<float>(r);
     }
-    int64_t shape[1] = {n};
-    DLTensor g{}, c{};
-    g.data = p.g.data();
-    g.device = DLDevice{kDLCPU, 0};
-    g.ndim = 1;
-    g.dtype = DLDataType{kDLFloat, 32, 1};
-    g.shape = shape;
-    c = g;
-    c.data = p.c.data();
-    peat_signature_t sig;
-    peat_signature_init(&sig);
-    REQUIRE(peat_analyze(&g, &c, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
-    return sig;
+    return signature_of(p);
   };
   peat_signature_t merged = bf16_signature(4096, 1.0f, 11);
   const peat_signature_t large = bf16_signature(4, 1000.0f, 12);
@@ -153,18 +159,7 @@ TEST_CASE("detector: bf16 rounding merged over records of different magnitudes i
   {
     Pair p = random_pair(1, 8, 13);
     p.c[3] *= 4.0f;  // exponent + 2: relative error 3
-    int64_t shape[1] = {8};
-    DLTensor g{}, c{};
-    g.data = p.g.data();
-    g.device = DLDevice{kDLCPU, 0};
-    g.ndim = 1;
-    g.dtype = DLDataType{kDLFloat, 32, 1};
-    g.shape = shape;
-    c = g;
-    c.data = p.c.data();
-    peat_signature_t sig;
-    peat_signature_init(&sig);
-    REQUIRE(peat_analyze(&g, &c, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
+    const peat_signature_t sig = signature_of(p);
     REQUIRE(peat_signature_merge(&flipped, &sig) == PEAT_STATUS_OK);
   }
   REQUIRE(peat_detect(&flipped, &ctx, &d) == PEAT_STATUS_OK);
