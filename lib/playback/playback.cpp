@@ -4,6 +4,7 @@
 
 #include "analyzer/analyze.hpp"
 #include "core/error.hpp"
+#include "core/strided_copy.hpp"
 #include "core/status.hpp"
 #include "core/tensor_view.hpp"
 #include "injector/kernel_symbol.hpp"
@@ -55,19 +56,25 @@ std::string shape_text(int32_t ndim, const int64_t* shape) {
 
 struct Buffer {
   std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // empty: compact row-major
   DLDataType dtype{};
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;         // of the compact payload
+  std::size_t storage = 0;       // bytes of `data`: the span of the strided layout
+  std::size_t first = 0;         // byte offset in `data` of the element at index 0
   std::unique_ptr<std::byte[]> data;
 
-  void allocate() { data = std::make_unique<std::byte[]>(bytes > 0 ? bytes : 1); }  // zero-filled
+  void allocate() {  // zero-filled
+    if (storage == 0) storage = bytes;
+    data = std::make_unique<std::byte[]>(storage > 0 ? storage : 1);
+  }
   DLTensor view() {
     DLTensor t{};
-    t.data = data.get();
+    t.data = data.get() + first;
     t.device = DLDevice{kDLCPU, 0};
     t.ndim = static_cast<int32_t>(shape.size());
     t.dtype = dtype;
     t.shape = shape.empty() ? nullptr : shape.data();
-    t.strides = nullptr;
+    t.strides = strides.empty() ? nullptr : strides.data();
     t.byte_offset = 0;
     return t;
   }
@@ -219,6 +226,28 @@ void Playback::load(Work& work) const {
                                         slot == PEAT_TRACE_SLOT_INPUT ? "input" : "output", t, info.raw_bytes(),
                                         reader_.max_tensor_bytes())};
         b.bytes = static_cast<std::size_t>(info.raw_bytes());
+        // Inputs get the layout they were recorded with (the golden kernel's
+        // view of them); outputs are compact, as the candidate contract says.
+        if (slot == PEAT_TRACE_SLOT_INPUT && info.strides() != nullptr && b.bytes > 0) {
+          b.strides.assign(info.strides()->begin(), info.strides()->end());
+          int64_t lo = 0, hi = 0;  // the span was checked at open
+          strided_span(static_cast<int>(b.shape.size()), b.shape.data(), b.strides.data(), &lo, &hi);
+          const std::size_t es = trace::element_size(b.dtype);
+          const uint64_t span = static_cast<uint64_t>(hi - lo + 1) * es;
+          if (span > reader_.max_tensor_bytes())
+            throw RecordError{PEAT_STATUS_OUT_OF_MEMORY,
+                              fmt::format("input {} spans {} bytes in its recorded layout, above the reader's "
+                                          "max_tensor_bytes ({})",
+                                          t, span, reader_.max_tensor_bytes())};
+          b.storage = static_cast<std::size_t>(span);
+          b.first = static_cast<std::size_t>(-lo) * es;
+          b.allocate();
+          std::vector<std::byte> compact(b.bytes);
+          reader_.load(work.record, slot, t, compact.data(), compact.size());
+          scatter_strided(compact.data(), static_cast<int>(b.shape.size()), b.shape.data(), b.strides.data(),
+                          static_cast<int64_t>(b.bytes / es), es, b.data.get() + b.first);
+          continue;
+        }
         b.allocate();
         if (read) reader_.load(work.record, slot, t, b.data.get(), b.bytes);
       }
