@@ -288,7 +288,7 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
 
 /* Writes the results as JSON lines to `path`: one object per record
  * ("type":"record": record, op, layer, phase, step, call, status, message,
- * deterministic, and per output elements, bitwise_mismatches,
+ * deterministic, and per output its recorded name, elements, bitwise_mismatches,
  * tolerance_failures, new_nonfinite, max_abs_error, max_rel_error, and with
  * run_twice repeat_mismatches), then one per group ("type":"op" or "layer",
  * with the counts above and the merged per-output figures). `append` 1 appends

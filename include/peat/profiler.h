@@ -160,7 +160,17 @@ PEAT_API peat_status_t peat_profiler_should_record(peat_profiler_t* profiler, ui
  * call returns (CPU tensors, any strides) or staged asynchronously (device
  * tensors of the session's backend, which must be contiguous; the copy is
  * ordered on `stream`, so the caller keeps the device memory unchanged until
- * work queued after the call on that stream). */
+ * work queued after the call on that stream). Each tensor's layout is kept
+ * with it (DLTensor strides; the payload is compact): playback hands the
+ * candidate its inputs with the same strides.
+ *
+ * The contract a trace stands on: `inputs` are the tensors as the kernel
+ * read them and `outputs` as it wrote them. A caller that records after the
+ * op ran must copy, before it runs, the inputs the op overwrites (in-place
+ * ops, out= arguments, running statistics, optimizer state) and pass the
+ * copies; the overwritten values, as the op left them, belong among the
+ * outputs (peat.torch appends them after the op's own outputs and lists
+ * their argument positions in the int-array attribute "written_args"). */
 typedef struct peat_op_record {
   uint32_t struct_size;            /* sizeof(peat_op_record_t); set by peat_op_record_init */
   uint32_t op;                     /* interned op id (peat_session_intern_op) */

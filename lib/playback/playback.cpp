@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unordered_map>
 
 namespace peat::playback {
 
@@ -570,6 +571,12 @@ peat_signature_t Playback::group_signature(peat_playback_group_kind_t kind, uint
   return g.aggregators[output]->signature(static_cast<uint32_t>(which));
 }
 
+// The recorded name of output `i` of `record` ("grad_weight"; "" when none).
+std::string Playback::output_name(uint64_t record, std::size_t i) const {
+  if (i >= reader_.tensor_count(record, PEAT_TRACE_SLOT_OUTPUT)) return {};
+  return str(reader_.tensor(record, PEAT_TRACE_SLOT_OUTPUT, i).name());
+}
+
 void Playback::write_jsonl(const std::string& path, bool append) const {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent))
@@ -597,8 +604,10 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
     j["message"] = r.message;
     j["deterministic"] = r.deterministic;
     nlohmann::json outs = nlohmann::json::array();
-    for (const auto& sigs : r.signatures) {
+    for (std::size_t i = 0; i < r.signatures.size(); ++i) {
+      const auto& sigs = r.signatures[i];
       nlohmann::json o;
+      o["name"] = output_name(r.record, i);
       figures(sigs[PEAT_PLAYBACK_FIRST_VS_GOLDEN], o);
       if (run_twice()) o["repeat_mismatches"] = sigs[PEAT_PLAYBACK_SECOND_VS_FIRST].bitwise_mismatch_count;
       outs.push_back(std::move(o));
@@ -606,9 +615,13 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
     j["outputs"] = std::move(outs);
     out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }
+  std::unordered_map<std::string, uint64_t> first_ok;  // op -> its first compared record: names the outputs
+  for (const Result& r : results_)
+    if (r.status == PEAT_STATUS_OK) first_ok.emplace(r.op, r.record);
   for (const auto kind : {PEAT_PLAYBACK_BY_OP, PEAT_PLAYBACK_BY_LAYER}) {
     const Grouping& grp = grouping(kind);
     for (const Group& g : grp.groups) {
+      const auto named = kind == PEAT_PLAYBACK_BY_OP ? first_ok.find(g.name) : first_ok.end();
       nlohmann::json j;
       j["type"] = kind == PEAT_PLAYBACK_BY_OP ? "op" : "layer";
       j["name"] = g.name;
@@ -620,6 +633,7 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
       nlohmann::json outs = nlohmann::json::array();
       for (uint64_t i = 0; i < g.n_outputs; ++i) {
         nlohmann::json o;
+        o["name"] = named != first_ok.end() ? output_name(named->second, i) : std::string();
         figures(g.aggregators[i]->signature(PEAT_PLAYBACK_FIRST_VS_GOLDEN), o);
         if (run_twice())
           o["repeat_mismatches"] = g.aggregators[i]->signature(PEAT_PLAYBACK_SECOND_VS_FIRST).bitwise_mismatch_count;

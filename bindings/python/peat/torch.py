@@ -84,7 +84,9 @@ def op_schema(func):
         table = OUTPUT_NAMES.get(func.overloadpacket.__name__)
         if table and len(table) == len(returns):
             returns = [r or t for r, t in zip(returns, table)]
-        is_view = any(r.alias_info is not None for r in schema.returns)
+        # a view or metadata op returns an alias and writes nothing (an in-place
+        # op returns an alias of what it wrote: that is work)
+        is_view = any(r.alias_info is not None for r in schema.returns) and not writes
         info = _SCHEMAS[func] = (names, tuple(sorted(writes)), returns, is_view)
     return info
 
@@ -385,13 +387,30 @@ class PeatMode(TorchDispatchMode):
     session:   the peat.Session whose op ids, call counters and step are used.
     model:     an nn.Module whose submodules name the ops (optional).
     profiler:  a peat.Profiler: each call its sampling rules select is recorded
-               (inputs, outputs, module path, phase, scalar attributes).
+               (inputs, outputs, module path, phase, scalar attributes). A
+               record holds what the kernel saw: the inputs with their
+               strides, as they were before the op ran (the arguments the
+               schema says the op writes to -- and native_batch_norm's
+               running statistics, unannotated in torch 1.13 -- are copied
+               first; the others are read after, unchanged), then every
+               output, named (schema names or OUTPUT_NAMES: "grad_weight"),
+               followed by the written arguments as the op left them.
+               Sampling (Profiler.add_rule every_n) counts each call site
+               apart: a site is an op name's k-th call within a step, so
+               both mm calls of a Linear layer's backward are recorded.
     injector:  a peat.Injector (created on the session when not given); its
                policies decide, per call, run_golden / run_candidate / run_both
                / inject. run_both compares golden and candidate with the
                analyzer and keeps golden; inject applies the policy's error
                model to the golden output (output_index).
     Firings are kept in .firings (dicts), signatures per op in signatures().
+
+    What the mode cannot record is said once per op name, as a PeatWarning
+    and in the session log (.warned keeps op -> why): a module that ran
+    only ops outside `ops` (a fused fast path such as
+    aten::_transformer_encoder_layer_fwd in eval under no_grad, or a
+    pooling op), and calls with tensor-list arguments, which are recorded
+    but cannot be rebuilt on replay.
     """
 
     def __init__(self, session: Session, *, model=None, profiler=None, injector=None,
@@ -474,11 +493,14 @@ class PeatMode(TorchDispatchMode):
 
     def _warn_unseen(self, path: str, module_type: str, packets) -> None:
         for packet in sorted(packets):
-            fused = "a fused fast path" if packet.startswith("_") else "an op"
-            self._warn(f"aten::{packet}",
-                       f"module '{path}' ({module_type}) ran it and no op the mode records: it is "
-                       f"{fused} outside the mode's ops (add '{packet}' to ops= to record it, or "
-                       "run the module in a way that decomposes it, e.g. with autograd enabled)")
+            if packet.startswith("_"):
+                why = (f"module '{path}' ({module_type}) ran it, a fused fast path, and no op "
+                       "the mode records (torch fuses such modules in eval under no_grad; "
+                       "in training they run as ops the mode records)")
+            else:
+                why = (f"module '{path}' ({module_type}) ran it and no op the mode records "
+                       f"(add '{packet}' to ops= to record it)")
+            self._warn(f"aten::{packet}", why)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
