@@ -91,7 +91,7 @@ def record_and_replay(name, make, batch, loss_fn, steps, out):
     with peat.TraceReader(path) as r, peat.Playback(r, candidate=pt.playback_candidate()) as pb:
         summary = pb.run()
         inexact = sorted({res.op for res in pb.results()
-                          if res.status != "OK" or res.bitwise_mismatches})
+                          if res.status_code != 0 or res.bitwise_mismatches})
     return summary, inexact, path.stat().st_size
 
 

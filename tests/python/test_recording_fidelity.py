@@ -43,7 +43,7 @@ def _same_op_replay(path, op_glob="*"):
             r, candidate=pt.playback_candidate(), op_glob=op_glob) as pb:
         summary = pb.run()
         inexact = [(res.op, res.bitwise_mismatches, res.elements, res.message)
-                   for res in pb.results() if res.status != "OK" or res.bitwise_mismatches]
+                   for res in pb.results() if res.status_code != 0 or res.bitwise_mismatches]
     return summary, inexact
 
 
