@@ -400,9 +400,11 @@ class PeatMode(TorchDispatchMode):
                both mm calls of a Linear layer's backward are recorded.
     injector:  a peat.Injector (created on the session when not given); its
                policies decide, per call, run_golden / run_candidate / run_both
-               / inject. run_both compares golden and candidate with the
-               analyzer and keeps golden; inject applies the policy's error
-               model to the golden output (output_index).
+               / inject. run_candidate runs the candidate alone (its result
+               propagates; no golden op and no comparison, so it costs what
+               the candidate costs); run_both compares golden and candidate
+               with the analyzer and keeps golden; inject applies the
+               policy's error model to the golden output (output_index).
     Firings are kept in .firings (dicts), signatures per op in signatures().
 
     What the mode cannot record is said once per op name, as a PeatWarning
@@ -530,16 +532,21 @@ class PeatMode(TorchDispatchMode):
         recording = self.profiler is not None and self.profiler.should_record(op, call)
         if recording:  # inputs as the kernel reads them: before it runs
             ins, writes = self._inputs_before(func, args, name)
-        before = None
-        if action in ("run_both", "run_candidate") and op_schema(func)[1]:
-            # the arguments the op writes to (running statistics), as the golden
-            # found them: the candidate starts from the same state
-            before = {i: _clone_layout(args[i]) for i in op_schema(func)[1]
-                      if i < len(args) and isinstance(args[i], torch.Tensor)}
-        out = func(*args, **kwargs)
-        if action != "run_golden":
-            out = self._fire(func, args, kwargs, name, op, call, policy, action, packet, out, before)
+        if action == "run_candidate":  # the candidate alone (the golden only if it fails)
+            out = self._run_candidate(func, args, kwargs, name, call, policy)
             self._log_firing(self.firings[-1])
+        else:
+            before = None
+            if action == "run_both" and op_schema(func)[1]:
+                # the arguments the op writes to (running statistics), as the golden
+                # found them: the candidate starts from the same state
+                before = {i: _clone_layout(args[i]) for i in op_schema(func)[1]
+                          if i < len(args) and isinstance(args[i], torch.Tensor)}
+            out = func(*args, **kwargs)
+            if action != "run_golden":
+                out = self._fire(func, args, kwargs, name, op, call, policy, action, packet, out,
+                                 before)
+                self._log_firing(self.firings[-1])
         if recording:
             self._record(func, args, name, op, call, path, ins, writes, out)
         return out
@@ -576,6 +583,43 @@ class PeatMode(TorchDispatchMode):
             attrs["written_args"] = list(writes)
         self.profiler.record_op(op, inputs=_unique(ins), outputs=_unique(outs), module_path=path,
                                 phase=self.phase, call=call, attrs=attrs)
+
+    def _run_candidate(self, func, args, kwargs, name, call, policy):
+        """run_candidate: the candidate's result propagates and nothing else
+        runs -- no golden op, no comparison (run_both compares) -- so a
+        firing costs what the candidate costs. A missing or failing
+        candidate, or one whose outputs do not have the op's shapes, falls
+        back to the golden op, and the firing's status says why."""
+        firing = {"op": name, "call": call, "step": self.session.step, "phase": self.phase,
+                  "action": "run_candidate", "policy": policy, "status": "ok", "signature": None}
+        self.firings.append(firing)
+        candidate = self._candidate(name)
+        if candidate is None:
+            firing["status"] = "no candidate"
+            return func(*args, **kwargs)
+        writes = [i for i in op_schema(func)[1] if i < len(args) and isinstance(args[i], torch.Tensor)]
+        before = {i: _clone_layout(args[i]) for i in writes}  # restored if the candidate fails
+        try:
+            cand = candidate(func, args, kwargs)
+        except Exception as exc:
+            firing["status"] = f"candidate failed: {exc!r}"
+            cand = None
+        if cand is not None:
+            try:  # the op's output shapes without computing it: the op on meta tensors
+                like = _tensors(func(*_map(args, lambda t: t.to("meta")),
+                                     **_map(kwargs, lambda t: t.to("meta"))))
+            except Exception:
+                like = None
+            cs = _tensors(cand)
+            if like is not None and (len(like) != len(cs)
+                                     or any(g.shape != c.shape for g, c in zip(like, cs))):
+                firing["status"] = "candidate output shapes differ"
+                cand = None
+        if cand is None:
+            for i, t in before.items():
+                args[i].copy_(t)
+            return func(*args, **kwargs)
+        return cand
 
     def _fire(self, func, args, kwargs, name, op, call, policy, action, packet, golden,
               before=None):
@@ -614,10 +658,7 @@ class PeatMode(TorchDispatchMode):
             if g.dtype in _FLOATS and c.dtype in _FLOATS:
                 self._compare(op, call, g, c, k, firing)
                 break
-        if action == "run_candidate" and before:  # the candidate's writes replace the golden's
-            for i, t in before.items():
-                args[i].copy_(t)
-        return cand if action == "run_candidate" else golden
+        return golden
 
     def _log_firing(self, firing):
         """Each firing goes to the session's log (peat_session_log): info when
