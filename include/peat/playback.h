@@ -47,6 +47,7 @@
 
 #include <peat/analyzer.h>
 #include <peat/core.h>
+#include <peat/detector.h>
 #include <peat/injector.h> /* peat_kernel_fn */
 #include <peat/trace.h>
 
@@ -285,6 +286,19 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
                                                      peat_playback_group_kind_t kind, uint64_t index,
                                                      uint64_t output, peat_playback_compare_t which,
                                                      peat_signature_t* out);
+
+/* ------------------------------------------------------------ verdicts -- */
+
+/* The Detector's context of output `output` of op record `record` of a
+ * trace: context->op_kind and context->reduction_length from the record's op
+ * name, input shapes and attributes (peat_detect_context_infer's rule, with
+ * `signature_k` as there); the other fields are left as they are. The CLI,
+ * Python and peat.torch judge every recorded call with it. Errors: NULL
+ * reader or context -> INVALID_ARGUMENT; bad index -> NOT_FOUND; not an op
+ * record -> INVALID_ARGUMENT; bad struct_size -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* reader, uint64_t record,
+                                                    uint64_t output, int64_t signature_k,
+                                                    peat_detect_context_t* context);
 
 /* Writes the results as JSON lines to `path`: one object per record
  * ("type":"record": record, op, layer, phase, step, call, status, message,

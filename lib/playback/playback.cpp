@@ -1,6 +1,7 @@
 // Playback FI (see playback.hpp and peat/playback.h).
 #include "playback/playback.hpp"
 #include "playback/isolate.hpp"
+#include "playback/record_context.hpp"
 
 #include "analyzer/analyze.hpp"
 #include "core/error.hpp"
@@ -199,20 +200,7 @@ void Playback::load(Work& work) const {
   r.call_index = op->call_index();
   r.phase = op->phase();
   try {
-    if (const auto* attrs = op->attrs()) {
-      work.attrs.reserve(attrs->size());
-      for (const auto* a : *attrs) {
-        peat_attr_t v{};
-        v.key = str(a->key());
-        v.type = static_cast<peat_attr_type_t>(a->type());
-        v.i = a->i();
-        v.f = a->f();
-        v.s = str(a->s());
-        v.ints = a->ints() ? a->ints()->data() : nullptr;
-        v.n_ints = a->ints() ? a->ints()->size() : 0;
-        work.attrs.push_back(v);
-      }
-    }
+    work.attrs = record_attrs(reader_, work.record);
     const auto fill = [&](peat_trace_slot_t slot, std::vector<Buffer>& into, bool read) {
       const uint64_t n = reader_.tensor_count(work.record, slot);
       into.resize(n);

@@ -67,10 +67,6 @@ class Replay {
   WorstCall worst_;
 };
 
-// The reduction length K of an op record: its "K" (or "k") integer attribute,
-// else for GEMM-like ops the last extent of input 0; 0 when unknown.
-int64_t reduction_length_of(const peat_trace_reader_t* reader, uint64_t record, const std::string& family);
-
 // "lib.so:symbol" -> the kernel, opened with dlopen(RTLD_NOW | RTLD_LOCAL).
 // Throws CliError(kCandidate) naming the library and dlerror()'s text.
 peat_kernel_fn load_kernel(const std::string& spec);

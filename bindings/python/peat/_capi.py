@@ -530,7 +530,11 @@ _PROTOTYPES = {
     "peat_detection_render": (S, [P(Detection), c_int32, c_char_p, c_size_t, P(c_size_t)]),
     "peat_op_kind_name": (c_char_p, [c_int32]),
     "peat_float_format_name": (c_char_p, [c_int32]),
+    "peat_op_family": (c_size_t, [c_char_p, c_char_p, c_size_t]),
+    "peat_detect_context_infer": (S, [P(DetectContext), c_char_p, c_uint64, P(c_int32),
+                                      P(P(c_int64)), P(Attr), c_uint64, c_uint64, c_int64]),
     # playback.h
+    "peat_playback_detect_context": (S, [c_void_p, c_uint64, c_uint64, c_int64, P(DetectContext)]),
     "peat_playback_options_init": (None, [P(PlaybackOptions)]),
     "peat_report_options_init": (None, [P(ReportOptions)]),
     "peat_report_create": (S, [P(ReportOptions), P(c_void_p)]),

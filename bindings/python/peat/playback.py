@@ -354,14 +354,20 @@ class Playback(OwnsHandle):
         return out
 
     def _record_k(self, record: int, op: str, output: int = 0) -> int:
-        from .detector import reduction_length_of
-        n = self.reader.tensor_count(record, "input")
-        shapes = [self.reader.tensor_info(record, "input", i).shape for i in range(n)]
-        return reduction_length_of(op, shapes, output, self.reader.attrs(record))
+        return self._record_context(record, output)[1]
 
     def _record_kind(self, record: int, op: str, output: int = 0) -> str:
-        from .detector import op_kind_of
-        return op_kind_of(op, output, self.reader.attrs(record))
+        return self._record_context(record, output, signature_k=1)[0]
+
+    def _record_context(self, record: int, output: int = 0, signature_k: int = 0) -> tuple:
+        """(op kind, K) of output `output` of a recorded call: the library's
+        rule on the record (peat_playback_detect_context)."""
+        from .detector import op_kind_name
+        ctx = _capi.DetectContext()
+        lib.peat_detect_context_init(byref(ctx))
+        check(lib.peat_playback_detect_context(self.reader._h, record, output, signature_k,
+                                               byref(ctx)), "peat_playback_detect_context")
+        return op_kind_name(ctx.op_kind), ctx.reduction_length
 
     def detect_record(self, index: int, output: int = 0, which: str = "first_vs_golden",
                       **context):

@@ -472,7 +472,7 @@ class PeatMode(TorchDispatchMode):
         out = {}
         for name, sig in self.signatures().items():
             kind = op_kind_of(name.split(" K=")[0])
-            if kind in ("gemm", "conv") and sig.reduction_length <= 0:
+            if kind in ("gemm", "conv", "reduction") and sig.reduction_length <= 0:
                 kind = "unknown"
             out[name] = detect(sig, **{"op_kind": kind, **context})
         return out
