@@ -193,6 +193,29 @@ PEAT_API peat_status_t peat_playback_write_jsonl(const peat_playback_t* playback
   });
 }
 
+PEAT_API peat_status_t peat_playback_group_verdicts(const peat_playback_t* playback, peat_playback_group_kind_t kind,
+                                                    uint64_t index, uint64_t output,
+                                                    peat_playback_verdicts_t* out) {
+  return peat::c_call(__func__, [&] {
+    const auto& p = as_playback(playback);
+    peat::require_out_struct(out, "out");
+    const uint32_t size = out->struct_size;
+    *out = p.group_verdicts(kind, index, output);
+    out->struct_size = size;
+  });
+}
+
+PEAT_API peat_status_t peat_playback_result_detection(const peat_playback_t* playback, uint64_t index,
+                                                      uint64_t output, peat_detection_t* out) {
+  return peat::c_call(__func__, [&] {
+    const auto& p = as_playback(playback);
+    peat::require_out_struct(out, "out");
+    const uint32_t size = out->struct_size;
+    *out = p.result_detection(index, output);
+    out->struct_size = size;
+  });
+}
+
 PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* reader, uint64_t record,
                                                     uint64_t output, int64_t signature_k,
                                                     peat_detect_context_t* context) {

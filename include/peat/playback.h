@@ -289,6 +289,49 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
 
 /* ------------------------------------------------------------ verdicts -- */
 
+/* Model slots of peat_playback_verdicts_t.counts (peat_error_model_t codes
+ * 0..12 are used; the rest are room for models added later). */
+#define PEAT_PLAYBACK_MODEL_SLOTS 16
+
+/* The per-call verdicts of one output of a group. Playback judges every
+ * compared call alone -- the Detector on that call's signature, with the
+ * record's context (peat_playback_detect_context) and, with run_twice, its
+ * second run -- because merged signatures misname per-call faults: one bit
+ * flipped per call, in another element each time, merges into what looks
+ * like a stuck bit or many flips. Merged signatures stay for what they are
+ * good at (stable statistics); this says "BITFLIP_SINGLE in 40 of 40 calls,
+ * bits {22, 29}". */
+typedef struct peat_playback_verdicts_s {
+  uint32_t struct_size;        /* sizeof(peat_playback_verdicts_t), set by the caller */
+  peat_error_model_t top_model;/* the model to report first: the most frequent top verdict
+                                  other than EXACT, ROUNDING and REDUCED_PRECISION (an anomaly
+                                  is never hidden by its floor), else the most frequent of
+                                  those; -1 when no call was judged */
+  uint64_t records;            /* compared records of the group that have this output */
+  uint64_t judged;             /* of which the Detector judged (an empty output is not) */
+  uint64_t counts[PEAT_PLAYBACK_MODEL_SLOTS]; /* judged calls per top-verdict model, indexed
+                                  by peat_error_model_t code */
+  uint64_t bits;               /* bit b (0 = least significant storage bit) is set when some
+                                  call's top verdict (BITFLIP_*, STUCK_AT) named bit b */
+} peat_playback_verdicts_t;
+
+/* Fills *out for output `output` of group `index` of `kind` after a run.
+ * Errors: NULL -> INVALID_ARGUMENT; unknown kind -> INVALID_ARGUMENT; index
+ * or output out of range -> NOT_FOUND; struct_size too small ->
+ * VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_group_verdicts(const peat_playback_t* playback, peat_playback_group_kind_t kind,
+                                                    uint64_t index, uint64_t output,
+                                                    peat_playback_verdicts_t* out);
+
+/* The Detector's full detection of output `output` of result `index` alone
+ * (the call whose top verdict peat_playback_group_verdicts counted), into
+ * *out (struct_size set by the caller, peat_detection_init). Errors: NULL ->
+ * INVALID_ARGUMENT; index or output out of range, or a record that was not
+ * compared -> NOT_FOUND; the Detector's own errors (peat_detect); struct_size
+ * too small -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_result_detection(const peat_playback_t* playback, uint64_t index,
+                                                      uint64_t output, peat_detection_t* out);
+
 /* The Detector's context of output `output` of op record `record` of a
  * trace: context->op_kind and context->reduction_length from the record's op
  * name, input shapes and attributes (peat_detect_context_infer's rule, with

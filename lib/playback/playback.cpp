@@ -8,6 +8,7 @@
 #include "core/strided_copy.hpp"
 #include "core/status.hpp"
 #include "core/tensor_view.hpp"
+#include "detector/detector.hpp"
 #include "injector/kernel_symbol.hpp"
 #include "options.hpp"
 #include "trace/reader.hpp"
@@ -373,6 +374,43 @@ void Playback::analyze(Work& work) const {
     r.signatures.clear();
     r.elements = r.bitwise_mismatches = r.tolerance_failures = 0;
     work.fail_with(e.status(), fmt::format("output {}: analyzer: {}", i, e.what()), reader_);
+    return;
+  }
+  judge_calls(r);
+}
+
+// The Detector on one call's output, with the record's own context (op kind
+// and K from its op name, shapes and attributes) and, with run_twice, the
+// second run as the rerun. Throws what peat_detect throws.
+peat_detection_t Playback::detect_call(const Result& r, std::size_t output) const {
+  const auto& sigs = r.signatures[output];
+  const peat_signature_t& sig = sigs[PEAT_PLAYBACK_FIRST_VS_GOLDEN];
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  const auto oc = record_op_context(reader_, r.record, output, sig.reduction_length);
+  ctx.op_kind = oc.kind;
+  ctx.reduction_length = oc.reduction_length;
+  if (options_.run_twice) ctx.rerun = &sigs[PEAT_PLAYBACK_SECOND_VS_GOLDEN];
+  peat_detection_t out;
+  peat_detection_init(&out);
+  detector::detect(sig, ctx, out);
+  return out;
+}
+
+// Per-call verdicts: each call judged alone, so that a fault that hits every
+// call differently (one flipped bit per call, in another element each time)
+// is named per call, where the merged signature of the calls would look like
+// a stuck bit or many flips.
+void Playback::judge_calls(Result& r) const {
+  r.verdicts.assign(r.signatures.size(), Result::CallVerdict{});
+  for (std::size_t i = 0; i < r.signatures.size(); ++i) {
+    if (r.signatures[i][PEAT_PLAYBACK_FIRST_VS_GOLDEN].count == 0) continue;
+    try {
+      const peat_detection_t d = detect_call(r, i);
+      if (d.verdict_count > 0) r.verdicts[i] = {d.verdicts[0].model, d.verdicts[0].bit};
+    } catch (const Error&) {
+      // not judged (counted in the tally's records only)
+    }
   }
 }
 
@@ -399,6 +437,14 @@ void Playback::add_to(Grouping& grouping, const std::string& name, const Result&
     o.max_ops = kCompares;
     o.series_capacity = 2;
     g.aggregators.push_back(std::make_unique<analyzer::Aggregator>(o));
+  }
+  if (g.tallies.size() < result.n_outputs) g.tallies.resize(result.n_outputs);
+  for (std::size_t i = 0; i < result.verdicts.size(); ++i) {
+    VerdictTally& t = g.tallies[i];
+    ++t.records;
+    const Result::CallVerdict& v = result.verdicts[i];
+    if (v.model >= 0 && v.model < static_cast<int32_t>(t.counts.size())) ++t.counts[static_cast<std::size_t>(v.model)];
+    if (v.bit >= 0 && v.bit < 64) t.bits |= uint64_t{1} << v.bit;
   }
   const int compares = options_.run_twice ? kCompares : 1;
   for (std::size_t i = 0; i < result.n_outputs; ++i)
@@ -557,6 +603,52 @@ peat_signature_t Playback::group_signature(peat_playback_group_kind_t kind, uint
   if (output >= g.n_outputs)
     fail(PEAT_STATUS_NOT_FOUND, "group '{}' has {} outputs; there is no output {}", g.name, g.n_outputs, output);
   return g.aggregators[output]->signature(static_cast<uint32_t>(which));
+}
+
+peat_playback_verdicts_t Playback::group_verdicts(peat_playback_group_kind_t kind, uint64_t index,
+                                                 uint64_t output) const {
+  const Group& g = group(kind, index);
+  if (output >= g.n_outputs)
+    fail(PEAT_STATUS_NOT_FOUND, "output {} of group '{}' does not exist (it has {})", output, g.name, g.n_outputs);
+  peat_playback_verdicts_t out{};
+  out.struct_size = sizeof out;
+  out.top_model = -1;
+  if (output >= g.tallies.size()) return out;
+  const VerdictTally& t = g.tallies[output];
+  out.records = t.records;
+  out.bits = t.bits;
+  uint64_t judged = 0;
+  for (std::size_t m = 0; m < t.counts.size(); ++m) {
+    out.counts[m] = t.counts[m];
+    judged += t.counts[m];
+  }
+  out.judged = judged;
+  // The anomaly leads: the most frequent model other than the floors (EXACT,
+  // ROUNDING, REDUCED_PRECISION); the most frequent floor when there is none.
+  const auto most = [&](bool floors) {
+    int32_t best = -1;
+    for (std::size_t m = 0; m < t.counts.size(); ++m) {
+      const bool floor = m == PEAT_ERROR_MODEL_EXACT || m == PEAT_ERROR_MODEL_ROUNDING ||
+                         m == PEAT_ERROR_MODEL_REDUCED_PRECISION;
+      if (floor != floors || t.counts[m] == 0) continue;
+      if (best < 0 || t.counts[m] > t.counts[static_cast<std::size_t>(best)]) best = static_cast<int32_t>(m);
+    }
+    return best;
+  };
+  out.top_model = most(false);
+  if (out.top_model < 0) out.top_model = most(true);
+  return out;
+}
+
+peat_detection_t Playback::result_detection(uint64_t index, uint64_t output) const {
+  if (index >= results_.size())
+    fail(PEAT_STATUS_NOT_FOUND, "result {} does not exist (the last run has {})", index, results_.size());
+  const Result& r = results_[index];
+  if (r.status != PEAT_STATUS_OK)
+    fail(PEAT_STATUS_NOT_FOUND, "result {} (record {}) was not compared: {}", index, r.record, r.message);
+  if (output >= r.signatures.size())
+    fail(PEAT_STATUS_NOT_FOUND, "output {} of result {} does not exist (it has {})", output, index, r.signatures.size());
+  return detect_call(r, output);
 }
 
 // The recorded name of output `i` of `record` ("grad_weight"; "" when none).

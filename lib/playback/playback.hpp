@@ -39,6 +39,21 @@ struct Result {
   uint64_t elements = 0, bitwise_mismatches = 0, tolerance_failures = 0;
   // Per output: [FIRST_VS_GOLDEN, SECOND_VS_GOLDEN, SECOND_VS_FIRST]; filled when OK.
   std::vector<std::array<peat_signature_t, kCompares>> signatures;
+  // Per output: the Detector's top verdict on this call alone (model -1 when
+  // it could not judge, e.g. an empty output) and the bit it named (-1 none).
+  struct CallVerdict {
+    int32_t model = -1;
+    int32_t bit = -1;
+  };
+  std::vector<CallVerdict> verdicts;
+};
+
+// The per-call verdicts of one output of a group: how many calls' top
+// verdict names each model, and the bits flip and stuck-at verdicts named.
+struct VerdictTally {
+  uint64_t records = 0;
+  std::array<uint64_t, PEAT_PLAYBACK_MODEL_SLOTS> counts{};
+  uint64_t bits = 0;
 };
 
 struct Group {
@@ -47,6 +62,7 @@ struct Group {
   // One aggregator per output index; its "op" ids are the comparisons
   // (peat_playback_compare_code values).
   std::vector<std::unique_ptr<analyzer::Aggregator>> aggregators;
+  std::vector<VerdictTally> tallies;  // per output index
 };
 
 struct Summary {
@@ -80,6 +96,8 @@ class Playback {
                                    peat_playback_compare_t which) const;
 
   std::string output_name(uint64_t record, std::size_t output) const;
+  peat_playback_verdicts_t group_verdicts(peat_playback_group_kind_t kind, uint64_t index, uint64_t output) const;
+  peat_detection_t result_detection(uint64_t index, uint64_t output) const;  // throws NOT_FOUND
   void write_jsonl(const std::string& path, bool append) const;
 
   const trace::Reader& reader() const noexcept { return reader_; }
@@ -96,6 +114,8 @@ class Playback {
   void load(Work& work) const;
   void execute(Work& work) const;
   void analyze(Work& work) const;
+  void judge_calls(Result& r) const;
+  peat_detection_t detect_call(const Result& r, std::size_t output) const;
   bool collect(Work& work);  // false: cancel
   void add_to(Grouping& grouping, const std::string& name, const Result& result);
   const Grouping& grouping(peat_playback_group_kind_t kind) const;

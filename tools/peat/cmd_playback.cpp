@@ -79,6 +79,17 @@ int run(const Options& opt) {
       o["exact"] = v.group.exact;
       o["nondeterministic"] = v.group.nondeterministic;
       o["verdicts"] = verdicts_json(v.detection, v.detected);
+      nlohmann::json counts = nlohmann::json::object();
+      for (int m = 0; m < PEAT_PLAYBACK_MODEL_SLOTS; ++m)
+        if (v.per_call.counts[m] != 0) counts[peat_error_model_name(m)] = v.per_call.counts[m];
+      nlohmann::json bits = nlohmann::json::array();
+      for (int b = 0; b < 64; ++b)
+        if ((v.per_call.bits >> b) & 1u) bits.push_back(b);
+      o["per_call"] = {{"records", v.per_call.records},
+                       {"judged", v.per_call.judged},
+                       {"top", v.per_call.top_model >= 0 ? peat_error_model_name(v.per_call.top_model) : ""},
+                       {"counts", counts},
+                       {"bits", bits}};
       if (!v.detect_error.empty()) o["detector_error"] = v.detect_error;
       ops.push_back(std::move(o));
     }
@@ -106,16 +117,17 @@ int run(const Options& opt) {
                 static_cast<unsigned long long>(s.ok), static_cast<unsigned long long>(s.failed),
                 static_cast<unsigned long long>(s.exact), static_cast<unsigned long long>(s.mismatched),
                 static_cast<unsigned long long>(s.nondeterministic));
-    std::printf("%-28s %-12s %7s %6s %6s %12s %12s %11s %11s  %s\n", "op", "output", "records", "exact", "failed", "mismatches",
-                "tol. fails", "max rel", "rel. L2", "verdict");
+    std::printf("%-28s %-12s %7s %6s %6s %12s %12s %11s %11s  %-44s %s\n", "op", "output", "records", "exact", "failed",
+                "mismatches", "tol. fails", "max rel", "rel. L2", "verdict (merged calls)", "per call");
     for (const OpVerdict& v : replay.ops())
-      std::printf("%-28s %-12s %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", v.op.c_str(),
+      std::printf("%-28s %-12s %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %-44s %s\n", v.op.c_str(),
                   (v.output_name.empty() ? std::to_string(v.output) : v.output_name).c_str(),
                   static_cast<unsigned long long>(v.group.records),
                   static_cast<unsigned long long>(v.group.exact), static_cast<unsigned long long>(v.group.failed),
                   static_cast<unsigned long long>(v.signature.bitwise_mismatch_count),
                   static_cast<unsigned long long>(v.signature.tolerance_fail_count), v.signature.max_rel_error,
-                  relative_l2(v.signature), v.detected ? top_verdict(v.detection, true).c_str() : v.detect_error.c_str());
+                  relative_l2(v.signature), v.detected ? top_verdict(v.detection, true).c_str() : v.detect_error.c_str(),
+                  per_call_text(v.per_call).c_str());
   }
   return findings ? kFindings : kOk;
 }

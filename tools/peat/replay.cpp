@@ -114,6 +114,8 @@ void Replay::detect_ops() {
           v.output_name = info.name;
       }
       v.group = group;
+      v.per_call.struct_size = sizeof v.per_call;
+      check(peat_playback_group_verdicts(playback_, PEAT_PLAYBACK_BY_OP, g, out, &v.per_call), "per-call verdicts");
       v.step = step;
       peat_signature_init(&v.signature);
       check(peat_playback_group_signature(playback_, PEAT_PLAYBACK_BY_OP, g, out, PEAT_PLAYBACK_FIRST_VS_GOLDEN, &v.signature),

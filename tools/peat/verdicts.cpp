@@ -57,4 +57,21 @@ std::string csv(const std::string& field) {
   return out + "\"";
 }
 
+std::string per_call_text(const peat_playback_verdicts_t& v) {
+  if (v.top_model < 0 || v.top_model >= PEAT_PLAYBACK_MODEL_SLOTS) return "";
+  std::string out = std::string(peat_error_model_name(v.top_model)) + " " +
+                    std::to_string(v.counts[v.top_model]) + "/" + std::to_string(v.records);
+  if (v.bits != 0 && (v.top_model == PEAT_ERROR_MODEL_BITFLIP_SINGLE || v.top_model == PEAT_ERROR_MODEL_BITFLIP_MULTI ||
+                      v.top_model == PEAT_ERROR_MODEL_STUCK_AT)) {
+    out += " bits ";
+    bool first = true;
+    for (int b = 0; b < 64; ++b)
+      if ((v.bits >> b) & 1u) {
+        out += (first ? "" : ",") + std::to_string(b);
+        first = false;
+      }
+  }
+  return out;
+}
+
 }  // namespace peat_cli

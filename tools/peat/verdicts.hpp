@@ -12,6 +12,10 @@ namespace peat_cli {
 
 // The top verdict as "MODEL (confidence)" or "-" when none.
 std::string top_verdict(const peat_detection_t& d, bool detected);
+
+// "BITFLIP_SINGLE 40/40 bits 22,29" of a group output's per-call verdicts
+// ("" when no call was judged).
+std::string per_call_text(const peat_playback_verdicts_t& v);
 // The verdicts with model, confidence, parameters and evidence lines.
 nlohmann::json verdicts_json(const peat_detection_t& d, bool detected);
 // Signature figures: elements, mismatches, tolerance failures, errors, relative L2.

@@ -375,6 +375,15 @@ class PlaybackGroup(Structure):
                 ("exact", c_uint64), ("nondeterministic", c_uint64), ("n_outputs", c_uint64)]
 
 
+PLAYBACK_MODEL_SLOTS = 16
+
+
+class PlaybackVerdicts(Structure):
+    _fields_ = [("struct_size", c_uint32), ("top_model", c_int32), ("records", c_uint64),
+                ("judged", c_uint64), ("counts", c_uint64 * PLAYBACK_MODEL_SLOTS),
+                ("bits", c_uint64)]
+
+
 KERNEL_FN = CFUNCTYPE(c_int32, c_void_p, POINTER(DLTensor), c_int32, POINTER(DLTensor), c_int32,
                       c_void_p)
 
@@ -535,6 +544,9 @@ _PROTOTYPES = {
                                       P(P(c_int64)), P(Attr), c_uint64, c_uint64, c_int64]),
     # playback.h
     "peat_playback_detect_context": (S, [c_void_p, c_uint64, c_uint64, c_int64, P(DetectContext)]),
+    "peat_playback_group_verdicts": (S, [c_void_p, c_int32, c_uint64, c_uint64,
+                                         P(PlaybackVerdicts)]),
+    "peat_playback_result_detection": (S, [c_void_p, c_uint64, c_uint64, P(Detection)]),
     "peat_playback_options_init": (None, [P(PlaybackOptions)]),
     "peat_report_options_init": (None, [P(ReportOptions)]),
     "peat_report_create": (S, [P(ReportOptions), P(c_void_p)]),

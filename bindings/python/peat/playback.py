@@ -105,6 +105,34 @@ class Group:
         return dataclasses.asdict(self)
 
 
+@dataclasses.dataclass
+class CallVerdicts:
+    """The per-call verdicts of one output of a group
+    (peat_playback_verdicts_t): each compared call judged alone, counted by
+    its top verdict. `top` is the model to report first: the most frequent
+    anomaly (anything but EXACT, ROUNDING, REDUCED_PRECISION), else the most
+    frequent of those; None when no call was judged."""
+    records: int
+    judged: int
+    counts: dict
+    bits: list
+    top: str | None
+
+    def describe(self) -> str:
+        """"BITFLIP_SINGLE in 40 of 40 calls, bits {22, 29}" (and what the
+        other calls were)."""
+        if self.top is None:
+            return f"no call judged of {self.records}"
+        text = f"{self.top} in {self.counts[self.top]} of {self.records} calls"
+        if self.bits and self.top in ("BITFLIP_SINGLE", "BITFLIP_MULTI", "STUCK_AT"):
+            text += ", bits {" + ", ".join(str(b) for b in self.bits) + "}"
+        rest = [f"{m} {n}" for m, n in self.counts.items() if m != self.top]
+        return text + (f" ({', '.join(rest)})" if rest else "")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
 def _status_name(code: int) -> str:
     return lib.peat_status_string(code).decode()
 
@@ -373,8 +401,17 @@ class Playback(OwnsHandle):
                       **context):
         """peat.Detection of result `index` alone (see peat.detect for
         `context`); op kind and K from the op name and the recorded input
-        shapes and attributes unless given."""
-        from .detector import detect
+        shapes and attributes unless given. With the defaults this is the
+        library's judgement of the call, the one call_verdicts() counts
+        (peat_playback_result_detection)."""
+        from .detector import Detection, Verdict, detect
+        if which == "first_vs_golden" and not context:
+            out = _capi.Detection()
+            lib.peat_detection_init(byref(out))
+            check(lib.peat_playback_result_detection(self._h, index, output, byref(out)),
+                  "peat_playback_result_detection")
+            verdicts = [Verdict.from_struct(out.verdicts[i]) for i in range(out.verdict_count)]
+            return Detection(out.elements, out.mismatches, verdicts, out)
         res = self.result(index)
         ctx = dict(context)
         ctx.setdefault("op_kind", self._record_kind(res.record, res.op, output))
@@ -383,13 +420,41 @@ class Playback(OwnsHandle):
             ctx["op_kind"] = "unknown"
         return detect(self.result_signature(index, output, which), **ctx)
 
+    def call_verdicts(self, by: str = "op", output: int | None = None) -> dict:
+        """{label: CallVerdicts} of every group and output (labels as in
+        signatures()): the Detector's verdict on each call alone, counted by
+        the library (peat_playback_group_verdicts). Prefer it to detect()
+        for faults that differ from call to call: one bit flipped per call
+        is BITFLIP_SINGLE in every call, while the merged signature of the
+        calls looks like a stuck bit or many flips."""
+        from .detector import MODELS
+        names = {v: k for k, v in MODELS.items()}
+        out = {}
+        for g in self.groups(by):
+            if not g.ok:
+                continue
+            for i, label in self._outputs(g, output):
+                v = _capi.PlaybackVerdicts()
+                v.struct_size = ctypes.sizeof(v)
+                check(lib.peat_playback_group_verdicts(self._h, GROUP_KINDS[by], g.index, i,
+                                                       byref(v)), "peat_playback_group_verdicts")
+                counts = {names.get(m, str(m)): v.counts[m]
+                          for m in range(_capi.PLAYBACK_MODEL_SLOTS) if v.counts[m]}
+                bits = [b for b in range(64) if v.bits >> b & 1]
+                out[label] = CallVerdicts(v.records, v.judged, counts, bits,
+                                          names.get(v.top_model) if v.top_model >= 0 else None)
+        return out
+
     def record_verdicts(self, output: int | None = None, which: str = "first_vs_golden",
                         **context) -> dict:
         """{label: {model name: records}}: the top verdict of each compared
         record, counted per op and output (labels as in signatures(); the op
-        name alone when `output` is given). Unlike
-        detect(), which judges each op's merged signature, this keeps calls
-        of different shapes and scales apart."""
+        name alone when `output` is given). Unlike detect(), which judges each
+        op's merged signature, this keeps calls of different shapes and
+        scales apart. With the defaults the library's counts are used
+        (call_verdicts); other `which` or `context` judge each record here."""
+        if which == "first_vs_golden" and not context:
+            return {label: dict(v.counts) for label, v in self.call_verdicts("op", output).items()}
         from .labels import output_label
         out = {}
         for res in self.results():
