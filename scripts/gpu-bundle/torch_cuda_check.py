@@ -2,7 +2,8 @@
 """peat.torch on PyTorch with CUDA tensors: step 5 of the GPU bundle's run.sh
 (docs/gpu-backends.md, "The GPU bundle").
 
-Checks, each one JSON line (check, status ok/failed/skipped, reason, figures):
+Checks, each one JSON line (check, status ok/failed/skipped/info, reason,
+figures; only "failed" fails the step):
   environment   torch, CUDA and the device; the CUDA backend is loaded
   record        a few training steps of a small CNN (the digits CNN of
                 examples/python/vision_digits.py, on synthetic 8x8 images) on
@@ -19,6 +20,9 @@ Checks, each one JSON line (check, status ok/failed/skipped, reason, figures):
                 the golden ones inside the mode (run_both): REDUCED_PRECISION
   mode_inject   one exponent bit flipped in fc's output by the injector on
                 the device: BITFLIP_SINGLE
+  dispatch_ops  (info) the aten ops a dispatch mode sees on this torch in one
+                step of a model with batch norm, layer norm and attention
+  out_overload  (info) what run_candidate does to an mm(out=) call
 The signatures are computed by the CUDA backend (peat.analyze hands CUDA
 tensors to it). TF32 is switched off and cuDNN made deterministic, so that the
 golden run is plain float32 and a replay can be bit-identical.
@@ -180,8 +184,11 @@ def main():
             recs = [rec for rec in r.records(kinds="op") if rec.phase == "forward"
                     and rec.name.rsplit("aten::", 1)[-1] in ("convolution", "addmm")]
             recorded_ops = sorted({rec.name for rec in recs})
+            phases = {}
+            for rec in r.records(kinds="op"):
+                phases[f"{rec.phase} {rec.name}"] = phases.get(f"{rec.phase} {rec.name}", 0) + 1
         emit("trace", "ok" if recs else "failed", "" if recs else "no forward convolution/addmm recorded",
-             records=len(recs), ops=recorded_ops, bytes=trace.stat().st_size)
+             records=len(recs), ops=recorded_ops, bytes=trace.stat().st_size, by_phase=phases)
     except Exception as exc:
         emit("trace", "failed", failure(exc))
         recs = []
@@ -330,6 +337,73 @@ def main():
 
     in_mode("mode_run_both", bf16_convs, bf16_ok)
     in_mode("mode_inject", flip_fc, flip_ok)
+
+    # --- what this torch dispatches (information for peat.torch, never a failure)
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Seen(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = {}
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                name = f"{func.overloadpacket.__name__}.{func._overloadname}"
+                self.ops[name] = self.ops.get(name, 0) + 1
+                return func(*args, **(kwargs or {}))
+
+        class Probe(nn.Module):  # the layers peat.torch names: conv, batch/layer norm, attention, linear
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(1, 8, 3, padding=1)
+                self.bn = nn.BatchNorm2d(8)
+                self.ln = nn.LayerNorm(8)
+                self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+                self.fc = nn.Linear(8, 10)
+
+            def forward(self, x):
+                h = F.relu(self.bn(self.conv(x))).flatten(2).transpose(1, 2)  # [B, 64, 8]
+                h = self.ln(h)
+                h, _ = self.attn(h, h, h, need_weights=False)
+                return self.fc(h.mean(1))
+
+        torch.manual_seed(0)
+        probe = Probe().to(dev)
+        opt = torch.optim.SGD(probe.parameters(), lr=0.01)
+        seen = Seen()
+        a, b = torch.rand(8, 8, device=dev), torch.rand(8, 8, device=dev)
+        c = torch.empty(8, 8, device=dev)
+        with seen:
+            loss = F.cross_entropy(probe(x_all[:16]), y_all[:16])
+            loss.backward()
+            opt.step()
+            torch.mm(a, b, out=c)
+        packets = {n.split(".")[0] for n in seen.ops}
+        emit("dispatch_ops", "info", "the aten ops a dispatch mode sees in one training step (conv, "
+             "batch norm, layer norm, attention, linear, SGD) and one mm(out=)",
+             ops=dict(sorted(seen.ops.items())), in_default_ops=sorted(packets & pt.DEFAULT_OPS),
+             default_ops_not_seen=sorted(pt.DEFAULT_OPS - packets))
+    except Exception as exc:
+        emit("dispatch_ops", "info", failure(exc))
+
+    # out= overloads under run_candidate: the caller's out tensor should hold
+    # the candidate's result, as the returned tensor does.
+    try:
+        with peat.Session(seed=3, backend=backend, run_name="out-overload") as s:
+            mode = pt.PeatMode(s, ops={"mm"})
+            mode.set_candidate("aten::mm", lambda func, a_, k_: func(*a_, **k_) + 1)
+            mode.injector.add_policy("aten::mm", "run_candidate", every_n=1)
+            a, b = torch.rand(8, 8, device=dev), torch.rand(8, 8, device=dev)
+            c = torch.zeros(8, 8, device=dev)
+            with mode:
+                r = torch.mm(a, b, out=c)
+            mode.close()
+        want = a @ b + 1
+        emit("out_overload", "info", "", returned_is_candidate=bool(torch.equal(r, want)),
+             out_tensor_is_candidate=bool(torch.equal(c, want)), returned_is_out=r.data_ptr() == c.data_ptr(),
+             firings=len(mode.firings), statuses=sorted({f["status"] for f in mode.firings}))
+    except Exception as exc:
+        emit("out_overload", "info", failure(exc))
 
     failed = [r["check"] for r in RESULTS if r["status"] == "failed"]
     print(f"torch_cuda_check: {len(RESULTS) - len(failed)} of {len(RESULTS)} checks ok"
