@@ -39,8 +39,10 @@ budget=${PEAT_BUNDLE_BUDGET:-450}
 start=$SECONDS
 
 say() { echo "[run.sh $((SECONDS - start))s] $*" | tee -a "$log"; }
-json_str() {  # a JSON string literal of $1
-  local s=${1//\\/\\\\}
+json_str() {  # a JSON string literal of $1 (other control characters dropped)
+  local s
+  s=$(printf '%s' "$1" | tr -d '\000-\010\013\014\016-\037')
+  s=${s//\\/\\\\}
   s=${s//\"/\\\"}
   s=${s//$'\t'/ }
   s=${s//$'\r'/}
