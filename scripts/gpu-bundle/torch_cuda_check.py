@@ -165,7 +165,7 @@ def main():
                 mode.close()
         return losses, time.time() - t0
 
-    rules = ["*aten::convolution", "*aten::addmm"]
+    rules = ["*aten::convolution", "*aten::addmm", "*aten::convolution_backward"]  # backward: the phase tags
     try:
         losses, secs = record(rules)
         emit("record", "ok", steps=args.steps, losses=[round(v, 4) for v in losses], seconds=round(secs, 2),
