@@ -198,15 +198,21 @@ def main():
                     "f64": torch.float64, "i8": torch.int8, "i16": torch.int16, "i32": torch.int32,
                     "i64": torch.int64, "u8": torch.uint8, "bool": torch.bool}
 
+    with_layout = getattr(peat.trace, "_with_layout", None)  # traces of format 1.1 keep strides
+
     def load(reader, index, slot, i):
-        """A recorded tensor into a new torch tensor on the GPU (no numpy)."""
+        """A recorded tensor into a new torch tensor on the GPU, with its
+        recorded strides where the trace has them (no numpy)."""
         info = reader.tensor_info(index, slot, i)
         t = torch.empty(info.shape, dtype=torch_dtypes[info.dtype])
         peat.check(_capi.lib.peat_trace_load_tensor(reader._h, index, SLOTS[slot], i,
                                                     ctypes.c_void_p(t.data_ptr()),
                                                     t.numel() * t.element_size()),
                    "peat_trace_load_tensor")
-        return t.to(dev)
+        strides = getattr(info, "strides", None)
+        if strides is not None and with_layout is not None:
+            t = with_layout(t, strides)
+        return t.to(dev)  # preserve_format: a dense strided layout stays
 
     def replay(wrapper, column_major_mat2=False):
         """{op name: [(Signature, Detection)]} of the recorded forward calls
@@ -251,7 +257,8 @@ def main():
 
     every = lambda op: True  # noqa: E731
     # Same-op replay: EXACT for every op, the GEMMs with their operand in
-    # either layout (which one the recorded call had is not in the trace).
+    # either layout (traces before format 1.1 do not say which one the
+    # recorded call had).
     if recs:
         try:
             plain, cm = verdicts(replay(None)), verdicts(replay(None, column_major_mat2=True))
