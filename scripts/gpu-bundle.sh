@@ -55,6 +55,10 @@ if (( ! no_build )); then
 fi
 arch=$(sed -n 's/^PEAT_CUDA_ARCHITECTURES:STRING=//p' "$build/CMakeCache.txt")
 
+# OUT_DIR is replaced: only an earlier bundle or an empty folder.
+if [[ -d $out && -n $(ls -A "$out") && ! -f $out/BUILD-INFO ]]; then
+  echo "gpu-bundle.sh: refusing to replace $out: it is not empty and not a bundle (no BUILD-INFO)" >&2; exit 2
+fi
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/bin" "$out/python" "$out/scripts"
 for f in "${libs[@]}" "${bins[@]}"; do
