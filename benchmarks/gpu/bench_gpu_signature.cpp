@@ -9,7 +9,9 @@
 // Both go through the plugin's table (signature_accumulate, copy), so the
 // signature time includes what a caller pays: the kernel, the copy of the
 // block partials to the host and their merge. Each is timed 10 times after a
-// warm-up; the median is used. Prints one JSON object per line.
+// warm-up; the median is used, and the spread of the runs printed with it
+// (ratio_range: slowest signature vs fastest copy .. the reverse). Prints one
+// JSON object per line.
 //
 // usage: bench_gpu_signature [BACKEND=cuda] [ELEMENTS=67108864]
 // Exit status 77 when the backend has no device.
@@ -114,6 +116,12 @@ int main(int argc, char** argv) {
   const double sig_gbs = 2.0 * static_cast<double>(bytes) / (ts * 1e6);
   const double dev_gbs = 4.0 * static_cast<double>(bytes) / (tcp * 1e6);
   const double ratio = sig_gbs / dev_gbs;
+  // The spread: the ratio from the slowest signature against the fastest
+  // copy, and from the fastest signature against the slowest copy. The ratio
+  // is copy time / signature time x 2 (read+write vs read only).
+  const auto [sig_min, sig_max] = std::minmax_element(sig_ms.begin(), sig_ms.end());
+  const auto [copy_min, copy_max] = std::minmax_element(copy_ms.begin(), copy_ms.end());
+  const double ratio_low = *copy_min / (2.0 * *sig_max), ratio_high = *copy_max / (2.0 * *sig_min);
   // Sanity: the signature saw every element.
   if (sig.count != static_cast<uint64_t>(n)) {
     std::fprintf(stderr, "signature counted %llu elements, expected %lld\n", static_cast<unsigned long long>(sig.count),
@@ -122,9 +130,11 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"metric\": \"gpu_signature_vs_memcpy\", \"value\": %.4f, \"unit\": \"ms\", \"baseline\": %.4f, "
               "\"ratio\": %.4f, \"target\": \">=0.7\", \"signature_GBps\": %.1f, \"memcpy_GBps\": %.1f, "
-              "\"elements\": %lld, \"device\": \"%s\", \"mismatches\": %llu}\n",
+              "\"elements\": %lld, \"device\": \"%s\", \"mismatches\": %llu, \"runs\": %d, "
+              "\"signature_ms_range\": [%.4f, %.4f], \"memcpy_ms_range\": [%.4f, %.4f], \"ratio_range\": [%.4f, %.4f]}\n",
               ts, tcp, ratio, sig_gbs, dev_gbs, static_cast<long long>(n), info.name,
-              static_cast<unsigned long long>(sig.tolerance_fail_count));
+              static_cast<unsigned long long>(sig.tolerance_fail_count), kRuns, *sig_min, *sig_max, *copy_min,
+              *copy_max, ratio_low, ratio_high);
   api->free(0, dg);
   api->free(0, dc);
   api->free(0, dst);

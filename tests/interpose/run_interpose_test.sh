@@ -6,7 +6,7 @@
 # (read back by check_trace through the trace API) and the JSON-lines log.
 # Usage: run_interpose_test.sh <case> <work dir>; paths come from the
 # environment (APP_CUBLAS, APP_ROCBLAS, LIB_CUBLAS, LIB_ROCBLAS, CANDIDATE,
-# CHECK_TRACE, PYTHON, APP_CUBLAS_DEVICE, CUPTI_TEST, LIB_CUPTI), set by
+# CHECK_TRACE, PYTHON, APP_CUBLAS_DEVICE, CANDIDATE_DEVICE, CUPTI_TEST, LIB_CUPTI), set by
 # tests/interpose/CMakeLists.txt.
 set -euo pipefail
 case_name=$1
@@ -172,12 +172,22 @@ op=rocblas_gemm_ex,model=value,value=1e6,count=1;op=rocblas_dgemm,candidate=$can
       { cat "$work/stderr" >&2; fail "the line does not name the backend and the pass-through"; }
     cat "$work/stderr"
     ;;
-  cublas_device_record | cublas_device_inject)
+  cublas_device_record | cublas_device_inject | cublas_device_candidate)
     # The real cuBLAS on a GPU (APP_CUBLAS_DEVICE links libcublas): skipped,
     # with the program's message, where there is no CUDA device.
     if [[ $case_name == cublas_device_record ]]; then
       settings=(PEAT_INTERPOSE_TRACE="$work/t.peat" PEAT_INTERPOSE_SAMPLE="op=cublasSgemm_v2,every_n=2")
       overrides=()
+    elif [[ $case_name == cublas_device_candidate ]]; then
+      # The test candidate built with CUDA staging (CANDIDATE_DEVICE): the
+      # schedule of cublas_candidate on device memory; run_both compares on
+      # the CUDA backend.
+      dcand="$CANDIDATE_DEVICE:peat_test_candidate_gemm"
+      settings=(PEAT_INTERPOSE_LOG="$work/log.jsonl"
+                PEAT_INTERPOSE_FI="op=cublasSgemm_v2,candidate=$dcand,every_n=3;\
+op=cublasDgemm_v2,action=run_candidate,candidate=$dcand,every_n=2,phase_offset=1;\
+op=cublasSgemmStridedBatched,action=run_both,candidate=$dcand")
+      overrides=(cublasSgemm_v2:0=candidate cublasSgemm_v2:3=candidate cublasDgemm_v2:1=candidate)
     else
       settings=(PEAT_INTERPOSE_LOG="$work/log.jsonl"
                 PEAT_INTERPOSE_FI="op=cublasGemmEx,model=value,value=1e6,count=1;op=cublasSgemmStridedBatched,model=bitflip,bit=30,every_n=2")
@@ -194,6 +204,14 @@ op=rocblas_gemm_ex,model=value,value=1e6,count=1;op=rocblas_dgemm,candidate=$can
     no_stderr
     if [[ $case_name == cublas_device_record ]]; then
       "$CHECK_TRACE" "$work/t.peat" cublas 2
+    elif [[ $case_name == cublas_device_candidate ]]; then
+      log_check '[(f["op_name"], f["call"], f["action_name"], f["kept_golden"]) for f in firings] == [
+          ("cublasSgemm_v2", 0, "run_candidate", 0), ("cublasSgemm_v2", 3, "run_candidate", 0),
+          ("cublasDgemm_v2", 1, "run_candidate", 0),
+          ("cublasSgemmStridedBatched", 0, "run_both", 1), ("cublasSgemmStridedBatched", 1, "run_both", 1)]' \
+        "the firing log lists each swap on schedule"
+      log_check 'all(f["compared"] == 1 and f["mismatches"] == 12 and f["max_abs_error"] == 0.25
+                     for f in firings if f["action_name"] == "run_both")' "run_both comparisons on the device"
     else
       log_check 'len(firings) == 3 and all(f["injected"] == 1 for f in firings)' "three injections on the device"
     fi

@@ -15,12 +15,7 @@ from peat import _capi
 PACKAGE = pathlib.Path(peat.__file__).resolve().parent
 
 # Exported functions the package deliberately does not call, and why.
-NOT_WRAPPED = {
-    # A table of C function pointers into the backend's device kernels, for C
-    # callers that drive a backend directly and for the backend conformance
-    # tests; Python reaches the same kernels through the objects that use them.
-    "peat_backend_table",
-}
+NOT_WRAPPED: set = set()
 
 
 @functools.lru_cache(maxsize=None)

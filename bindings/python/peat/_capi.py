@@ -20,7 +20,7 @@ EXPECTED_VERSION_NUMBER = 100
 EXPECTED_ABI_VERSION = 0
 
 # ------------------------------------------------------------------ DLPack --
-kDLCPU = 1
+kDLCPU, kDLCUDA, kDLCUDAHost, kDLROCM, kDLROCMHost = 1, 2, 3, 10, 11
 kDLInt, kDLUInt, kDLFloat, kDLBfloat = 0, 1, 2, 4
 
 
@@ -126,6 +126,25 @@ class SpatialMap(Structure):
                 ("longest_run_start", c_int64), ("covered_begin", c_int64),
                 ("covered_end", c_int64), ("leading_run", c_int64), ("trailing_run", c_int64),
                 ("owned", c_void_p)]
+
+
+class BackendApi(Structure):
+    """peat_backend_api_t (peat/backend.h), field by field. Python calls only
+    last_error and signature_accumulate (the device signature, which
+    peat_analyze leaves to the backend); the other entries are kept as
+    untyped pointers."""
+    _fields_ = [("struct_size", c_uint32), ("abi_major", c_uint32), ("abi_minor", c_uint32),
+                ("name", c_char_p), ("device_type", c_int32),
+                ("last_error", CFUNCTYPE(c_char_p)),
+                ("device_count", c_void_p), ("device_info", c_void_p),
+                ("alloc", c_void_p), ("free", c_void_p), ("copy", c_void_p),
+                ("synchronize", c_void_p), ("stage_to_host_async", c_void_p),
+                ("stage_wait", c_void_p),
+                ("signature_accumulate", CFUNCTYPE(c_int32, POINTER(DLTensor), POINTER(DLTensor),
+                                                   POINTER(SignatureConfig), POINTER(Signature),
+                                                   POINTER(SpatialMap), c_void_p)),
+                ("inject", c_void_p), ("intercept_install", c_void_p),
+                ("intercept_uninstall", c_void_p)]
 
 
 class AggregatorOptions(Structure):
@@ -430,6 +449,7 @@ _PROTOTYPES = {
     "peat_backend_path": (c_char_p, [c_void_p]),
     "peat_backend_device_count": (S, [c_void_p, P(c_int32)]),
     "peat_backend_device_info": (S, [c_void_p, c_int32, P(BackendDeviceInfo)]),
+    "peat_backend_table": (P(BackendApi), [c_void_p]),
     # analyzer.h
     "peat_signature_init": (None, [P(Signature)]),
     "peat_signature_config_init": (None, [P(SignatureConfig)]),

@@ -39,11 +39,26 @@ class View:
         return ctypes.byref(self.dl)
 
 
+def _torch_device(array) -> tuple:
+    """(DLDeviceType, device id) of a torch tensor: CPU, or the memory of a
+    CUDA / ROCm GPU (which the library hands to that device's backend)."""
+    dev = array.device
+    if dev.type == "cpu":
+        return _capi.kDLCPU, 0
+    if dev.type == "cuda":
+        import torch
+        kind = _capi.kDLROCM if getattr(torch.version, "hip", None) else _capi.kDLCUDA
+        return kind, dev.index if dev.index is not None else torch.cuda.current_device()
+    raise TypeError(f"peat: torch tensors on {dev} cannot be viewed (CPU and CUDA/ROCm only)")
+
+
 def view(array) -> View:
     """A DLTensor view of a numpy array, a torch tensor or any object with
-    __dlpack__ (any strides, no copy). Tensors must be in CPU memory; numpy
-    strides in bytes must be multiples of the element size. Raises TypeError
-    for anything else."""
+    __dlpack__ (any strides, no copy). numpy and DLPack producers must be in
+    CPU memory, torch tensors in CPU or CUDA/ROCm memory (a device view is
+    for the functions that take device memory: the profiler, the injector,
+    peat.analyze through the device's backend); numpy strides in bytes must be
+    multiples of the element size. Raises TypeError for anything else."""
     if isinstance(array, View):
         return array
     module = type(array).__module__
@@ -51,11 +66,10 @@ def view(array) -> View:
         key = str(array.dtype)
         if key not in _TORCH_DTYPES:
             raise TypeError(f"peat: torch dtype {array.dtype} has no DLPack mapping here")
-        if array.device.type != "cpu":
-            raise TypeError("peat: only CPU torch tensors can be viewed from Python; "
-                            f"got {array.device}")
+        device_type, device_id = _torch_device(array)
         code, bits = _TORCH_DTYPES[key]
-        return View(array.data_ptr(), tuple(array.shape), tuple(array.stride()), code, bits, array)
+        return View(array.data_ptr(), tuple(array.shape), tuple(array.stride()), code, bits, array,
+                    device_type, device_id)
     if module == "numpy":
         name = array.dtype.name
         if name not in _NUMPY_DTYPES:

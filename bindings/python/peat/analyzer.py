@@ -270,12 +270,39 @@ def spatial_map_shape(golden, **config) -> tuple:
     return rows.value, cols.value, tiles.value
 
 
+def _device_contiguous(x):
+    """A strided torch tensor in GPU memory as a contiguous copy on its device
+    (the device backends take contiguous tensors); anything else as it is."""
+    if type(x).__module__.startswith("torch") and x.device.type != "cpu" and not x.is_contiguous():
+        return x.contiguous()
+    return x
+
+
+def _device_backend(g, c):
+    """The backend of the device memory g or c is in (None: both host memory)."""
+    host = (_capi.kDLCPU, _capi.kDLCUDAHost, _capi.kDLROCMHost)
+    kind = next((v.dl.device.device_type for v in (g, c) if v.dl.device.device_type not in host), None)
+    if kind is None:
+        return None
+    from .backend import Backend
+    return Backend.for_device(kind)
+
+
 def analyze(golden, candidate, *, spatial_map: bool = False, **config):
-    """Signature of (golden, candidate): numpy arrays or CPU torch tensors of
+    """Signature of (golden, candidate): numpy arrays or torch tensors of
     the same shape, any strides, dtypes f16/bf16/f32/f64. `config` sets
     peat_signature_config_t fields (see make_config). With spatial_map=True
-    returns (Signature, SpatialMap)."""
-    g, c = view(golden), view(candidate)
+    returns (Signature, SpatialMap). Tensors in GPU memory (torch CUDA
+    tensors) are analyzed by that device's backend (Backend.signature, on
+    one device; strided torch tensors are made contiguous there first); host
+    memory by the library."""
+    g, c = view(_device_contiguous(golden)), view(_device_contiguous(candidate))
+    backend = _device_backend(g, c)
+    if backend is not None:
+        if not spatial_map:
+            return backend.signature(g, c, **config)
+        return backend.signature(g, c, None, _owned_map(*_map_geometry(g, make_config(**config))),
+                                 **config)
     cfg = make_config(**config)
     sig = _capi.Signature()
     lib.peat_signature_init(byref(sig))
@@ -294,8 +321,11 @@ def analyze_accumulate(golden, candidate, signature: Signature | None = None,
     when given, into `spatial_map` in place (same geometry; set index_base
     in `config` to the piece's first element index). Returns the merged
     Signature, or (Signature, SpatialMap) when a map is given
-    (peat_analyze_accumulate)."""
-    g, c = view(golden), view(candidate)
+    (peat_analyze_accumulate; device memory as for analyze)."""
+    g, c = view(_device_contiguous(golden)), view(_device_contiguous(candidate))
+    backend = _device_backend(g, c)
+    if backend is not None:
+        return backend.signature(g, c, signature, spatial_map, **config)
     cfg = make_config(**config)
     sig = _capi.Signature()
     if signature is None:
