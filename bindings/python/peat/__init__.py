@@ -29,6 +29,8 @@ from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, Ca
                      OutOfMemoryError, PeatError, PeatIOError, PeatTimeoutError,
                      ShapeMismatchError, UnavailableError, UnsupportedError, VersionMismatchError,
                      check, error_class)
+from .impact import (INSIDE_NOISE, OUTSIDE_NOISE, Impact, NoiseBand, golden_reruns,
+                     param_drift, seed_everything)
 from .injector import (Firing, InjectSpec, Injector, Truth, action_name, error_model_name,
                        inject, round_value)
 from .playback import Playback, PlaybackCall
