@@ -6,8 +6,9 @@
     sig = peat.analyze(golden, candidate, reduction_length=k)
     print(sig.max_rel_error, sig.mantissa_bits, sig.to_dict())
 
-libpeat is found through PEAT_LIBRARY, next to this package, in the build
-tree of a source checkout, then on the system. `peat.torch` (imported
+libpeat is found through PEAT_LIBRARY, next to this package, in the prefix
+it was installed into (cmake --install), in the build tree of a source
+checkout, then on the system. `peat.torch` (imported
 separately) adds the PyTorch dispatch mode.
 """
 from __future__ import annotations

@@ -620,6 +620,11 @@ def _candidates():
     here = Path(__file__).resolve().parent
     for name in ("libpeat.so", f"libpeat.so.{EXPECTED_ABI_VERSION}"):
         yield here / name  # next to the package
+    try:  # installed by cmake --install: the prefix's library
+        from . import _installed
+        yield (here / _installed.LIBRARY).resolve()
+    except ImportError:
+        pass
     for parent in here.parents:  # the build tree of a source checkout
         build = parent / "build" / "lib"
         if (build / "libpeat.so").exists():
