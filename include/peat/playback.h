@@ -28,8 +28,16 @@
  * processed at a time on the calling thread. Both give the same results, in
  * the trace's record order.
  *
- * All tensors handed to the candidate are host memory (kDLCPU), compact
- * row-major, whatever device the recorded tensors lived on.
+ * All tensors handed to the candidate are host memory (kDLCPU), whatever
+ * device the recorded tensors lived on. Inputs have the layout they were
+ * recorded with (peat_trace_tensor_info_t.strides: a transposed GEMM operand
+ * arrives transposed, as the golden kernel saw it, because a kernel may
+ * round differently on another layout of the same values); inputs recorded
+ * compact, and every input of a format 1.0 trace, are compact row-major
+ * (strides NULL). A strided input lives in a buffer of its layout's span;
+ * its elements outside the view are zero. Outputs are always compact
+ * row-major (strides NULL). A candidate may write to its inputs (an in-place
+ * op); with run_twice the second run then sees what the first wrote.
  *
  * Thread safety: a playback is used by one thread at a time (run, then read
  * the results); several playbacks may run at once, also on the same reader.
@@ -280,7 +288,7 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
 
 /* Writes the results as JSON lines to `path`: one object per record
  * ("type":"record": record, op, layer, phase, step, call, status, message,
- * deterministic, and per output elements, bitwise_mismatches,
+ * deterministic, and per output its recorded name, elements, bitwise_mismatches,
  * tolerance_failures, new_nonfinite, max_abs_error, max_rel_error, and with
  * run_twice repeat_mismatches), then one per group ("type":"op" or "layer",
  * with the counts above and the merged per-output figures). `append` 1 appends

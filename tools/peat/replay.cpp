@@ -125,6 +125,12 @@ void Replay::detect_ops() {
       OpVerdict v;
       v.op = group.name;
       v.output = out;
+      if (first != UINT64_MAX) {
+        peat_trace_tensor_info_t info{};
+        info.struct_size = sizeof info;
+        if (peat_trace_tensor_info(reader_, first, PEAT_TRACE_SLOT_OUTPUT, out, &info) == PEAT_STATUS_OK)
+          v.output_name = info.name;
+      }
       v.group = group;
       v.step = step;
       peat_signature_init(&v.signature);

@@ -24,6 +24,7 @@ struct ReplayOptions {
 struct OpVerdict {
   std::string op;
   uint64_t output = 0;
+  std::string output_name;  // the recorded output's name ("grad_weight"); "" when it has none
   peat_playback_group_t group{};
   peat_signature_t signature{};
   peat_detection_t detection{};

@@ -225,7 +225,8 @@ class TraceTensorInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("ndim", c_int32), ("name", c_char_p),
                 ("dtype", DLDataType), ("device", DLDevice), ("shape", POINTER(c_int64)),
                 ("numel", c_int64), ("raw_bytes", c_uint64), ("encoded_bytes", c_uint64),
-                ("codec", c_int32), ("reserved", c_int32), ("checksum", c_uint64)]
+                ("codec", c_int32), ("reserved", c_int32), ("checksum", c_uint64),
+                ("strides", POINTER(c_int64)), ("storage_offset", c_int64)]
 
 # ---------------------------------------------------------------- profiler --
 
@@ -245,7 +246,7 @@ class ProfilerOptions(Structure):
 class SampleRule(Structure):
     _fields_ = [("struct_size", c_uint32), ("record", c_int32), ("op_glob", c_char_p),
                 ("every_n", c_uint64), ("first_k", c_uint64), ("step_begin", c_int64),
-                ("step_end", c_int64)]
+                ("step_end", c_int64), ("count_by", c_int32), ("reserved", c_int32)]
 
 
 class OpRecord(Structure):
