@@ -5,15 +5,16 @@
 //     Every run is two stages: pretraining, a checkpoint saved to a file, a
 //     fresh model restored from it with a new head, finetuning on a shifted
 //     label set. Three more golden runs with other batch orders give the
-//     run-to-run noise band of each stage.
+//     run-to-run noise band of each stage (the library's peat_noise_band_t).
 //  2. Plays every candidate GEMM of libpeat_candidates.so back against the
 //     trace (peat/playback.h) and names its error model with the detector
 //     (peat/detector.h) on the first recorded call of every op, with the
 //     spatial map and a second candidate run.
 //  3. Runtime FI: trains again with two candidates swapped in on every, every
 //     10th and every 100th GEMM call, and compares each stage's loss curve with
-//     the golden one against the noise band (peat_compare_loss) and the final
-//     parameters with the golden ones per tensor (peat_compare_checkpoints).
+//     the golden one against the noise band (peat_noise_band_judge: inside or
+//     outside, effect in band units) and the final parameters with the golden
+//     ones per tensor (peat_compare_checkpoints; drift over the golden runs').
 //  4. Prints two tables (candidate -> verdict -> training impact; the runs with
 //     their per-stage loss deltas and checkpoint drift) and writes
 //     <out>/report.json (keys: docs/demo-report.md).
@@ -201,31 +202,6 @@ std::string series_json(const std::vector<double>& loss, int64_t first_step) {
   return s + "]}";
 }
 
-// Golden vs candidate loss of one stage against band_abs, smoothed over `window`
-// steps, from the first full window on (where the band was measured); steps are
-// reported as global step indices (the stage starts at `first_step`).
-peat_loss_comparison_t compare_stage(const std::vector<double>& golden, const std::vector<double>& cand, double band, int window,
-                                     int64_t first_step) {
-  peat_loss_comparison_t cmp{};
-  cmp.struct_size = sizeof cmp;
-  cmp.first_beyond_step = -1;
-  const size_t skip = static_cast<size_t>(std::max(window, 1) - 1);
-  const size_t n = std::min(golden.size(), cand.size());
-  if (n <= skip) return cmp;  // the stage did not run (or is shorter than a window)
-  // peat_compare_loss would smooth from the first point it is given, so the
-  // series are smoothed here and compared from `skip` on with window 1.
-  const std::vector<double> sg = smooth(golden, window), sc = smooth(cand, window);
-  std::vector<int64_t> steps(n - skip);
-  for (size_t i = 0; i < steps.size(); ++i) steps[i] = first_step + static_cast<int64_t>(skip + i);
-  peat_loss_compare_options_t o;
-  peat_loss_compare_options_init(&o);
-  o.window = 1;
-  o.band_abs = band;
-  o.band_rel = 0;
-  check(peat_compare_loss(sg.data() + skip, sc.data() + skip, steps.data(), n - skip, &o, &cmp), "peat_compare_loss");
-  return cmp;
-}
-
 // The tensor with the largest relative L2 drift ("" when none).
 const TensorDrift* worst_drift(const std::vector<TensorDrift>& drift) {
   const TensorDrift* w = nullptr;
@@ -251,9 +227,9 @@ struct ComparedRun {
   uint64_t every = 0;
   uint64_t order_seed = 0;
   RunResult run;
-  peat_loss_comparison_t pre{}, ft{};
+  peat_impact_t pre{}, ft{};  // per stage, against its noise band
   std::vector<TensorDrift> drift;
-  bool inside() const { return pre.beyond_count == 0 && ft.beyond_count == 0; }
+  bool inside() const { return pre.verdict == PEAT_IMPACT_INSIDE_NOISE && ft.verdict == PEAT_IMPACT_INSIDE_NOISE; }
 };
 
 }  // namespace
@@ -284,8 +260,9 @@ int main(int argc, char** argv) {
   app.add_option("--band-seeds", cfg.band_order_seeds, "batch-order seeds of the extra golden runs that give the noise band")
       ->check(CLI::PositiveNumber);
   app.add_option("--order-seed", order_seed, "batch-order seed of the first extra golden run (replaces the first --band-seeds value)");
-  app.add_option("--band-widen", cfg.band_widen, "the noise band is this times the largest golden run-to-run deviation")
-      ->check(CLI::Range(1.0, 100.0));
+  app.add_option("--band-widen", cfg.band_widen,
+                 "the noise band is this times the largest golden run-to-run deviation (0: 1 + 1.5 / k for k runs)")
+      ->check(CLI::Number);
   app.add_option("--window", cfg.window, "moving-average window (steps) of the loss comparison")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   if (order_seed != 0) cfg.band_order_seeds.front() = order_seed;
@@ -315,34 +292,32 @@ int main(int argc, char** argv) {
                 cfg.shift, golden.finetune_acc_before, golden.finetune.loss.size(), smoothed_final(golden.finetune.loss, W),
                 golden.finetune.test_acc, golden.seconds, static_cast<unsigned long long>(golden.recorded), trace.c_str());
     std::fflush(stdout);
+    // The band of each stage (peat_noise_band_t): the largest deviation of any
+    // other-order golden run from the golden one (moving average over W steps,
+    // from the first full window on), times band_widen or 1 + 1.5 / k.
+    StageBand pre_band(golden.pretrain.loss, W, cfg.band_widen, 0), ft_band(golden.finetune.loss, W, cfg.band_widen, ft_first);
     std::vector<ComparedRun> others;
-    double dev_pre = 0, dev_ft = 0;
     for (uint64_t s : cfg.band_order_seeds) {
       ComparedRun o;
       o.label = "golden order " + std::to_string(s);
       o.order_seed = s;
       o.run = train_run(cfg, data, PeatOptions{}, s, scratch_ckpt);
-      const double dp = max_smoothed_deviation(golden.pretrain.loss, o.run.pretrain.loss, W);
-      const double df = max_smoothed_deviation(golden.finetune.loss, o.run.finetune.loss, W);
-      dev_pre = std::max(dev_pre, dp);
-      dev_ft = std::max(dev_ft, df);
-      std::printf("[1] %s: final loss %.4f / %.4f (pretrain / finetune), test acc %.3f / %.3f; max |smoothed loss - golden| %.4f / %.4f\n",
-                  o.label.c_str(), smoothed_final(o.run.pretrain.loss, W), smoothed_final(o.run.finetune.loss, W), o.run.pretrain.test_acc,
-                  o.run.finetune.test_acc, dp, df);
-      std::fflush(stdout);
+      o.drift = checkpoint_drift(golden.final_state, o.run.final_state);
+      pre_band.add_rerun(o.run.pretrain.loss, total_relative_l2(o.drift));
+      ft_band.add_rerun(o.run.finetune.loss, total_relative_l2(o.drift));
       others.push_back(std::move(o));
     }
-    // The band: the largest deviation of any other-order golden run from the golden
-    // one (moving average over W steps), widened by band_widen: with k golden runs,
-    // a (k+1)-th exceeds their maximum with probability 1/(k+1); the margin covers
-    // that and the shorter averaging at a stage's start.
-    const double band_pre = cfg.band_widen * dev_pre, band_ft = cfg.band_widen * dev_ft;
-    std::printf("[1] noise band (%.2g x the largest golden run-to-run deviation of %zu runs, window %d): pretrain %.4f, finetune %.4f\n",
-                cfg.band_widen, others.size(), W, band_pre, band_ft);
+    const peat_noise_band_info_t pre_info = pre_band.info(), ft_info = ft_band.info();
+    const double band_pre = pre_info.band, band_ft = golden.finetune.loss.empty() ? 0.0 : ft_info.band;
+    std::printf("[1] noise band (rule: %.3g x the largest golden run-to-run deviation of k=%u runs with other batch orders, "
+                "%d-step moving average, from the first full window): pretrain %.4f, finetune %.4f; golden-vs-golden parameter drift %.3g\n",
+                pre_info.factor, pre_info.reruns, W, band_pre, band_ft, pre_info.max_param_drift);
     for (ComparedRun& o : others) {
-      o.pre = compare_stage(golden.pretrain.loss, o.run.pretrain.loss, band_pre, W, 0);
-      o.ft = compare_stage(golden.finetune.loss, o.run.finetune.loss, band_ft, W, ft_first);
-      o.drift = checkpoint_drift(golden.final_state, o.run.final_state);
+      o.pre = pre_band.judge(o.run.pretrain.loss, total_relative_l2(o.drift));
+      o.ft = ft_band.judge(o.run.finetune.loss, total_relative_l2(o.drift));
+      std::printf("[1] %s: final loss %.4f / %.4f (pretrain / finetune), test acc %.3f / %.3f; max |smoothed loss - golden| %.4f / %.4f\n",
+                  o.label.c_str(), smoothed_final(o.run.pretrain.loss, W), smoothed_final(o.run.finetune.loss, W), o.run.pretrain.test_acc,
+                  o.run.finetune.test_acc, o.pre.max_deviation, o.ft.max_deviation);
     }
 
     // 2. Playback of every candidate, detector on one GEMM with a trailing partial tile.
@@ -431,14 +406,15 @@ int main(int argc, char** argv) {
         c.every = every;
         c.order_seed = cfg.seed;
         c.run = train_run(cfg, data, fo, cfg.seed, scratch_ckpt);
-        c.pre = compare_stage(golden.pretrain.loss, c.run.pretrain.loss, band_pre, W, 0);
-        c.ft = compare_stage(golden.finetune.loss, c.run.finetune.loss, band_ft, W, ft_first);
         c.drift = checkpoint_drift(golden.final_state, c.run.final_state);
-        std::printf("[3] %-22s every %-4llu: %lld candidate calls; final loss %.4f / %.4f (golden %.4f / %.4f), test acc %.3f / %.3f, %s\n",
+        c.pre = pre_band.judge(c.run.pretrain.loss, total_relative_l2(c.drift));
+        c.ft = ft_band.judge(c.run.finetune.loss, total_relative_l2(c.drift));
+        std::printf("[3] %-22s every %-4llu: %lld candidate calls; final loss %.4f / %.4f (golden %.4f / %.4f), test acc %.3f / %.3f, %s "
+                    "(%.3g / %.3g band units; parameter drift %.3g x golden-vs-golden)\n",
                     name.c_str(), static_cast<unsigned long long>(every), static_cast<long long>(c.run.candidate_calls),
                     smoothed_final(c.run.pretrain.loss, W), smoothed_final(c.run.finetune.loss, W), smoothed_final(golden.pretrain.loss, W),
                     smoothed_final(golden.finetune.loss, W), c.run.pretrain.test_acc, c.run.finetune.test_acc,
-                    c.inside() ? "inside the noise band" : "OUTSIDE the noise band");
+                    c.inside() ? "INSIDE_NOISE" : "OUTSIDE_NOISE", c.pre.effect, c.ft.effect, c.pre.param_drift_ratio);
         std::fflush(stdout);
         it->fi.push_back(fi_runs.size());
         fi_runs.push_back(std::move(c));
@@ -479,8 +455,11 @@ int main(int argc, char** argv) {
                 golden.pretrain.test_acc, golden.finetune.test_acc);
     auto run_line = [&](const ComparedRun& c) {
       char pre[64], ft[64], drift[96];
-      std::snprintf(pre, sizeof pre, "%+.4f %s", smoothed_final(c.run.pretrain.loss, W) - g_pre, c.pre.beyond_count ? "OUT" : "in");
-      if (has_ft) std::snprintf(ft, sizeof ft, "%+.4f %s", smoothed_final(c.run.finetune.loss, W) - g_ft, c.ft.beyond_count ? "OUT" : "in");
+      std::snprintf(pre, sizeof pre, "%+.4f %s", smoothed_final(c.run.pretrain.loss, W) - g_pre,
+                    c.pre.verdict == PEAT_IMPACT_INSIDE_NOISE ? "in" : "OUT");
+      if (has_ft)
+        std::snprintf(ft, sizeof ft, "%+.4f %s", smoothed_final(c.run.finetune.loss, W) - g_ft,
+                      c.ft.verdict == PEAT_IMPACT_INSIDE_NOISE ? "in" : "OUT");
       else std::snprintf(ft, sizeof ft, "-");
       const TensorDrift* w = worst_drift(c.drift);
       if (w) std::snprintf(drift, sizeof drift, "%.2e; worst %s %.2e", total_relative_l2(c.drift), w->tensor.c_str(), w->relative_l2);
@@ -504,14 +483,16 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(o1.order_seed), num(smoothed_final(o1.run.pretrain.loss, W)).c_str(),
                  num(o1.run.pretrain.test_acc).c_str());
     std::fprintf(f, "  \"noise_band\": %s,\n  \"loss_window\": %d,\n  \"candidates\": [\n", num(band_pre).c_str(), W);
-    auto stage_json = [&](const ComparedRun& c, const StageResult& s, const peat_loss_comparison_t& cmp, double g) {
-      char b[512];
+    auto stage_json = [&](const ComparedRun& c, const StageResult& s, const peat_impact_t& cmp, double g) {
+      char b[640];
       std::snprintf(b, sizeof b,
                     "\"final_loss\": %s, \"final_delta\": %s, \"test_accuracy\": %s, \"beyond_band_steps\": %lld, \"first_beyond_step\": %lld, "
-                    "\"inside_band\": %s",
+                    "\"inside_band\": %s, \"impact\": \"%s\", \"effect\": %s, \"param_drift_ratio\": %s",
                     num(smoothed_final(s.loss, W)).c_str(), num(smoothed_final(s.loss, W) - g).c_str(), num(s.test_acc).c_str(),
                     static_cast<long long>(cmp.beyond_count), static_cast<long long>(cmp.first_beyond_step),
-                    cmp.beyond_count == 0 ? "true" : "false");
+                    cmp.verdict == PEAT_IMPACT_INSIDE_NOISE ? "true" : "false",
+                    cmp.verdict == PEAT_IMPACT_INSIDE_NOISE ? "INSIDE_NOISE" : "OUTSIDE_NOISE", num(cmp.effect).c_str(),
+                    num(cmp.param_drift_ratio).c_str());
       (void)c;
       return std::string(b);
     };
@@ -538,18 +519,19 @@ int main(int argc, char** argv) {
     // Additions of the two-stage demo (docs/demo-report.md).
     std::fprintf(f, "  \"checkpoint\": \"%s\",\n", json_escape(golden_ckpt).c_str());
     std::fprintf(f, "  \"noise_band_rule\": \"%s\",\n",
-                 json_escape("per stage: " + num(cfg.band_widen) + " x the largest max_t |moving average (" + std::to_string(W) +
-                             " steps) of the loss of a golden run with another batch order - that of the golden run| over " +
+                 json_escape("per stage (peat_noise_band_t): " + num(pre_info.factor) +
+                             " (band_widen, or 1 + 1.5 / k) x the largest max_t |moving average (" + std::to_string(W) +
+                             " steps) of the loss of a golden run with another batch order - that of the golden run| over k = " +
                              std::to_string(others.size()) + " such runs, t from the first full window on; runs are compared from there too")
                      .c_str());
+    std::fprintf(f, "  \"noise_band_reruns\": %u,\n  \"noise_band_factor\": %s,\n", pre_info.reruns, num(pre_info.factor).c_str());
     std::fprintf(f, "  \"golden_other_orders\": [");
     for (size_t i = 0; i < others.size(); ++i) {
       const ComparedRun& o = others[i];
       std::fprintf(f, "%s\n    {\"label\": \"%s\", \"order_seed\": %llu, \"max_deviation\": %s, \"finetune_max_deviation\": %s, "
                       "\"checkpoint_relative_l2\": %s,\n     \"pretrain\": {%s},\n     \"finetune\": {%s}}",
                    i ? "," : "", json_escape(o.label).c_str(), static_cast<unsigned long long>(o.order_seed),
-                   num(max_smoothed_deviation(golden.pretrain.loss, o.run.pretrain.loss, W)).c_str(),
-                   num(max_smoothed_deviation(golden.finetune.loss, o.run.finetune.loss, W)).c_str(), num(total_relative_l2(o.drift)).c_str(),
+                   num(o.pre.max_deviation).c_str(), num(o.ft.max_deviation).c_str(), num(total_relative_l2(o.drift)).c_str(),
                    stage_json(o, o.run.pretrain, o.pre, g_pre).c_str(), stage_json(o, o.run.finetune, o.ft, g_ft).c_str());
     }
     std::fprintf(f, "\n  ],\n  \"loss_series\": {\n    \"golden\": %s", series_json(golden.pretrain.loss, 0).c_str());

@@ -4,12 +4,17 @@ texts Debian ships in /usr/share/common-licenses, under PEAT's dispatch mode:
 a golden run recording a trace (every 10th call of each op), played back
 through the library's Playback against candidates written in torch (float64,
 bf16, an injected exponent bit flip) and, when libpeat_candidates.so is
-given, C kernels loaded from it, with the Detector's verdicts; then runs with
-a bf16 candidate for the attention's batched GEMMs (its result propagates)
-and with runtime FI (one exponent bit flip in the output projection's GEMM)
-at several frequencies; each prints its firings, the Detector's verdicts on
-them, the per-op signatures and the training impact against the golden run
-(peat.compare_loss).
+given, C kernels loaded from it, with the Detector's verdicts; k golden
+reruns with other batch orders (peat.golden_reruns)
+give the run-to-run noise band (peat.NoiseBand, its rule printed); then runs
+with candidates swapped in at every GEMM call (run_candidate: float64, the
+same op, bf16, a stuck exponent bit), a bf16 candidate for the attention's
+batched GEMMs every 2nd call, and runtime FI (one exponent bit flip in the
+output projection's GEMM) at several frequencies; each prints its firings,
+the Detector's verdicts on them, the per-op signatures and its training
+impact: INSIDE_NOISE or OUTSIDE_NOISE, the effect in band units, the first
+step beyond the band and the parameter drift over the golden-vs-golden
+drift.
 
 The default run takes well under a minute on two cores; --steps makes it
 longer.
@@ -58,11 +63,13 @@ class CharTransformer(nn.Module):
         return self.head(self.encoder(x, mask=self.mask[:t, :t]))
 
 
-def run(name, data, vocab, steps, setup, out, record=False):
+def run(name, data, vocab, steps, setup, out, record=False, seed=0):
+    """One training run; seed != 0 draws another batch order (a golden rerun
+    for the noise band; the initialisation stays that of the golden run)."""
     torch.manual_seed(0)
     model = CharTransformer(vocab)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    g = torch.Generator().manual_seed(1)
+    g = torch.Generator().manual_seed(1 + seed)
     losses = []
     with peat.Session(seed=5, run_name=name) as s:
         prof = None
@@ -88,12 +95,8 @@ def run(name, data, vocab, steps, setup, out, record=False):
         assert logged == len(firings)  # every firing went to the session's log
         if prof is not None:
             prof.close()
-    return losses, sigs, firings
-
-
-def fmt(x) -> str:
-    """A figure of a JSON-ready dict (non-finite values come as strings)."""
-    return x if isinstance(x, str) else f"{x:.3g}"
+    params = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return losses, sigs, firings, params
 
 
 def flipped_candidate(inputs, outputs, call):
@@ -102,6 +105,35 @@ def flipped_candidate(inputs, outputs, call):
     pt.playback_candidate()(inputs, outputs, call)
     peat.inject(peat.InjectSpec("bitflip", field="exponent", count=1), outputs[0],
                 seed=call.step, call=call.call_index)
+
+
+# Bit 27 (exponent bit 4) stuck at 1 on every 32nd output element, as
+# peat_cand_stuck_bit27 of libpeat_candidates.so does (the STUCK_AT model).
+STUCK_BIT27 = peat.InjectSpec("stuck_at", bit=27, stuck_value=1, scope="lane", lane_period=32,
+                              lane=0)
+
+
+def same_op_candidate(func, args, kwargs):
+    """The golden op itself: a candidate that must come out INSIDE_NOISE."""
+    return func(*args, **kwargs)
+
+
+def stuck_bit_candidate(func, args, kwargs):
+    """The op, then its float outputs with bit 27 stuck at 1 on lane 0 of 32."""
+    out = func(*args, **kwargs)
+    for t in (out if isinstance(out, (tuple, list)) else (out,)):
+        if isinstance(t, torch.Tensor) and t.dtype == torch.float32 and t.is_contiguous():
+            peat.inject(STUCK_BIT27, t)
+    return out
+
+
+def every_call(candidate):
+    """Setup of a run with `candidate` in place of every GEMM (mm, addmm, bmm,
+    baddbmm)."""
+    def setup(mode):
+        mode.set_candidate("*aten::*mm", candidate)
+        mode.injector.add_policy("*aten::*mm", "run_candidate", every_n=1)
+    return setup
 
 
 def print_playback_verdicts(reader, candidates_library):
@@ -138,6 +170,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="chars-out")
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--reruns", type=int, default=3,
+                    help="k: golden reruns (other batch orders) for the noise band")
+    ap.add_argument("--window", type=int, default=3,
+                    help="moving-average window (steps) of the noise band")
     ap.add_argument("--candidates", default=os.environ.get("PEAT_CANDIDATES_LIBRARY", ""),
                     help="libpeat_candidates.so (examples/candidates) for C candidates")
     args = ap.parse_args()
@@ -146,19 +182,33 @@ def main():
     data, vocab = corpus()
     print(f"corpus: {len(data)} characters, vocabulary {vocab}")
 
-    golden, _, _ = run("golden", data, vocab, args.steps, lambda m: None, out, record=True)
+    golden, _, _, golden_params = run("golden", data, vocab, args.steps, lambda m: None, out,
+                                      record=True)
     print(f"golden: loss {golden[0]:.3f} -> {golden[-1]:.3f}")
     with peat.TraceReader(out / "golden.peat") as r:
         names = sorted({rec.name for rec in r.records(kinds="op")})
         print(f"  trace: {len(r)} records; ops: {len(names)}, e.g. {', '.join(names[:6])}")
         print_playback_verdicts(r, args.candidates)
+    # the noise band: k golden reruns with other batch orders
+    reruns = peat.golden_reruns(
+        lambda seed: run(f"golden_seed_{seed}", data, vocab, args.steps, lambda m: None, out,
+                         seed=seed), k=args.reruns)
+    band = peat.NoiseBand.from_runs([golden] + [r[0] for r in reruns],
+                                    params=[golden_params] + [r[3] for r in reruns],
+                                    window=args.window)
+    print(f"{band.rule}; golden-vs-golden parameter drift "
+          f"{band.info()['max_param_drift']:.3g} (relative L2)")
 
     def bf16_attention(mode):
         mode.set_candidate("*aten::bmm", pt.autocast_candidate(torch.bfloat16))
         mode.set_candidate("*aten::baddbmm", pt.autocast_candidate(torch.bfloat16))
         mode.injector.add_policy("*aten::*bmm", "run_candidate", every_n=2)
 
-    runs = [("bf16 attention GEMMs every 2nd call", bf16_attention, None)]
+    runs = [("float64 at every call", every_call(pt.float64_candidate()), None),
+            ("same op at every call", every_call(same_op_candidate), None),
+            ("bf16 at every call", every_call(pt.autocast_candidate(torch.bfloat16)), None),
+            ("stuck bit 27 at every call", every_call(stuck_bit_candidate), None),
+            ("bf16 attention GEMMs every 2nd call", bf16_attention, None)]
     for every_n in (50, 10, 2):
         def fi(mode, every_n=every_n):
             mode.injector.add_policy("head/aten::*mm", "inject", every_n=every_n,
@@ -169,20 +219,20 @@ def main():
         runs.append((f"exponent bit flip in head every {every_n}", fi,
                      (args.steps + every_n - 1) // every_n))
     for name, setup, expected in runs:
-        losses, sigs, firings = run(name.replace(" ", "_"), data, vocab, args.steps, setup, out)
-        impact = peat.compare_loss(golden, losses, band_rel=0.05, window=3, patience=2)
+        losses, sigs, firings, params = run(name.replace(" ", "_"), data, vocab, args.steps,
+                                            setup, out)
+        impact = band.judge(losses, params=params)
+        failed = sum(1 for f in firings if f["status"] != "ok")
         verdicts = {}
         for f in firings:
             if f["signature"] is not None:
                 model = peat.detect(f["signature"], op_kind=peat.op_kind_of(f["op"])).top.model
                 verdicts[model] = verdicts.get(model, 0) + 1
         count = f"{len(firings)} firings" + (f" (expected {expected})" if expected is not None
-                                             else "")
+                                             else "") + f", {failed} failed"
         print(f"{name}: {count}, verdicts "
               f"{', '.join(f'{m} x{n}' for m, n in sorted(verdicts.items())) or '-'}; "
-              f"final loss {losses[-1]:.4f} "
-              f"(golden {golden[-1]:.4f}), max divergence {fmt(impact['max_divergence'])}, "
-              f"first step beyond the band {impact['first_beyond_step']}")
+              f"final loss {losses[-1]:.4f} (golden {golden[-1]:.4f}); impact: {impact}")
         for op, sig in sorted(sigs.items())[:6]:
             print(f"    {op:44s} pairs {sig.count:8d}  max rel {sig.max_rel_error:.3g}  "
                   f"median mantissa bits {sig.effective_mantissa_bits(0.5):.0f}  "

@@ -536,6 +536,120 @@ PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golde
                                                 peat_signature_t* out_signatures, size_t capacity,
                                                 size_t* out_count);
 
+/* ------------------------------------------ training impact: noise band -- */
+
+/* The run-to-run noise of a training loss curve, measured from golden reruns,
+ * and the verdict on a candidate run against it. The rule (one home: this
+ * library; the demo and peat.NoiseBand use it):
+ *
+ *   s_r(t)  = trailing moving average of run r's loss over `window` steps
+ *             (fewer at the start);
+ *   compared: t from w - 1 to n - 1, w = min(window, n), n = the common length
+ *             of the two series (the first full window on; at least the last point);
+ *   dev_i   = max_t |s_i(t) - s_ref(t)| for each golden rerun i = 1..k (other
+ *             seed / batch order) against the reference golden run;
+ *   band    = factor * max_i dev_i, factor = options.widen, or when widen is 0,
+ *             1 + 1.5 / k (k = 3 -> 1.5; k = 1 -> 2.5): the largest of k
+ *             deviations is exceeded by a (k+1)-th run with probability
+ *             1/(k+1), so the margin shrinks as k grows;
+ *   verdict = OUTSIDE_NOISE when |s_c(t) - s_ref(t)| > band for `patience`
+ *             consecutive compared steps, INSIDE_NOISE otherwise;
+ *   effect  = max_t |s_c(t) - s_ref(t)| / band (band units; <= 1 is inside).
+ *
+ * The candidate run is meant to repeat the reference run (same seed and batch
+ * order) with the candidate swapped in. Parameter drift (e.g. the relative L2
+ * of all final parameters against the reference's, from
+ * peat_compare_checkpoints) is optional: given for the reruns and the
+ * candidate, the candidate's is reported relative to the largest rerun's. */
+
+typedef enum peat_impact_verdict {
+  PEAT_IMPACT_INSIDE_NOISE = 0,  /* the candidate's loss stays inside the band */
+  PEAT_IMPACT_OUTSIDE_NOISE = 1  /* it leaves the band (for `patience` steps) */
+} peat_impact_verdict_t;
+
+typedef struct peat_noise_band_options {
+  uint32_t struct_size; /* sizeof(peat_noise_band_options_t); set by options_init */
+  int32_t window;       /* moving-average window in steps; >= 1, default 20 */
+  double widen;         /* band factor; 0 (default) = 1 + 1.5 / k; else >= 1 and finite */
+  int32_t patience;     /* consecutive steps beyond the band for OUTSIDE_NOISE; >= 1, default 1 */
+  int32_t reserved;     /* 0 */
+} peat_noise_band_options_t;
+
+/* What a band holds (peat_noise_band_info). Loss values are in the loss's units. */
+typedef struct peat_noise_band_info_s {
+  uint32_t struct_size;   /* set by the caller (sizeof(peat_noise_band_info_t)) */
+  uint32_t reruns;        /* k: golden reruns added */
+  int64_t length;         /* steps of the reference series */
+  int32_t window;         /* as in the options */
+  int32_t patience;       /* as in the options */
+  double factor;          /* the factor in use (widen, or 1 + 1.5 / k; NaN while k = 0) */
+  double max_deviation;   /* max_i dev_i (0 while k = 0) */
+  double band;            /* factor * max_deviation (NaN while k = 0) */
+  double max_param_drift; /* largest rerun parameter drift given; NaN when none was given */
+} peat_noise_band_info_t;
+
+/* The verdict on one candidate run (peat_noise_band_judge). */
+typedef struct peat_impact {
+  uint32_t struct_size;        /* set by the caller (sizeof(peat_impact_t)) */
+  int32_t verdict;             /* peat_impact_verdict_t */
+  int64_t steps;               /* compared steps */
+  double effect;               /* max_deviation / band: band units (0 when both are 0; +Inf
+                                  when the band is 0 and the deviation is not, or the
+                                  candidate's loss is NaN/Inf where the reference's is not) */
+  double max_deviation;        /* max_t |s_c(t) - s_ref(t)| over the compared steps */
+  int64_t max_deviation_step;  /* its step (steps[] value, or index) */
+  int64_t first_beyond_step;   /* first step of the first run of `patience` steps beyond
+                                  the band (steps[] value, or index); -1 if none */
+  int64_t beyond_count;        /* compared steps beyond the band */
+  double final_delta;          /* s_c - s_ref at the last compared step */
+  double param_drift;          /* the candidate's parameter drift as given (NaN: not given) */
+  double param_drift_ratio;    /* param_drift / info.max_param_drift (NaN when either is
+                                  missing; +Inf when only the reruns' is 0) */
+} peat_impact_t;
+
+typedef struct peat_noise_band peat_noise_band_t;
+
+PEAT_API void peat_noise_band_options_init(peat_noise_band_options_t* options);
+
+/* Creates a band around the reference golden loss series (`length` losses,
+ * copied; step i is index i). options may be NULL (defaults). The band is
+ * measured once at least one rerun is added (peat_noise_band_add_rerun).
+ * Errors: NULL reference (length > 0) or out_band, length 0, a NaN/Inf loss
+ * (named by index), options out of range -> INVALID_ARGUMENT; bad
+ * options->struct_size -> VERSION_MISMATCH. Destroy with
+ * peat_noise_band_destroy. */
+PEAT_API peat_status_t peat_noise_band_create(const double* reference, size_t length,
+                                              const peat_noise_band_options_t* options,
+                                              peat_noise_band_t** out_band);
+
+/* NULL is a no-op. */
+PEAT_API void peat_noise_band_destroy(peat_noise_band_t* band);
+
+/* Adds a golden rerun (other seed / batch order; `length` losses, read
+ * during the call, compared over the common length with the reference) and
+ * its parameter drift against the reference (>= 0, or NaN when not known;
+ * unitless, e.g. a relative L2). Errors: NULL band or loss, length 0, a
+ * NaN/Inf loss (named by index), a negative or infinite drift ->
+ * INVALID_ARGUMENT. Not thread-safe with other calls on the same band. */
+PEAT_API peat_status_t peat_noise_band_add_rerun(peat_noise_band_t* band, const double* loss, size_t length,
+                                                 double param_drift);
+
+/* Fills *out (its struct_size must be set). Errors: NULL band or out ->
+ * INVALID_ARGUMENT; out->struct_size too small -> VERSION_MISMATCH.
+ * Thread-safe with other reads. */
+PEAT_API peat_status_t peat_noise_band_info(const peat_noise_band_t* band, peat_noise_band_info_t* out);
+
+/* Judges a candidate run's loss series (`length` losses, read during the
+ * call; NaN/Inf are data) against the band. steps may be NULL (step i is
+ * index i) or give `length` step numbers for the reported steps.
+ * param_drift: the candidate's parameter drift against the reference (>= 0;
+ * NaN when not known). *out's struct_size must be set.
+ * Errors: NULL band, loss or out, length 0, negative drift ->
+ * INVALID_ARGUMENT; no rerun added yet -> BAD_STATE; out->struct_size too
+ * small -> VERSION_MISMATCH. Thread-safe with other reads. */
+PEAT_API peat_status_t peat_noise_band_judge(const peat_noise_band_t* band, const double* loss, size_t length,
+                                             const int64_t* steps, double param_drift, peat_impact_t* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

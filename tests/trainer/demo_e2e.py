@@ -69,13 +69,20 @@ expect(math.isclose(ft["noise_band"], 1.5 * max(o["finetune_max_deviation"] for 
        f"finetuning band {ft['noise_band']} = 1.5 x max deviation")
 expect(all(o["pretrain"]["inside_band"] and o["finetune"]["inside_band"] for o in others),
        "each other-order golden run lies inside the band made from them")
+expect(report["noise_band_reruns"] == 3 and report["noise_band_factor"] == 1.5,
+       f"the library's rule: k = 3 reruns, factor 1 + 1.5 / k, got {report['noise_band_reruns']}, "
+       f"{report['noise_band_factor']}")
 
-# Runtime FI on every call: the blocked GEMM stays inside the band, the stuck bit leaves it.
+# Runtime FI on every call: the blocked GEMM stays inside the band, the stuck bit leaves it
+# (verdict, and the effect in band units: <= 1 inside, > 1 outside).
 fi = rows["peat_cand_blocked"]["runtime_fi"]
-expect(len(fi) == 1 and fi[0]["candidate_calls"] > 0 and fi[0]["inside_band"] and fi[0]["finetune"]["inside_band"],
+expect(len(fi) == 1 and fi[0]["candidate_calls"] > 0 and fi[0]["inside_band"] and fi[0]["finetune"]["inside_band"]
+       and fi[0]["impact"] == fi[0]["finetune"]["impact"] == "INSIDE_NOISE"
+       and fi[0]["effect"] <= 1 and fi[0]["finetune"]["effect"] <= 1,
        f"blocked GEMM on every call: inside the golden noise band in both stages, got {fi}")
 fi = rows["peat_cand_stuck_bit27"]["runtime_fi"]
-expect(len(fi) == 1 and fi[0]["candidate_calls"] > 0 and not fi[0]["inside_band"] and fi[0]["beyond_band_steps"] > 0,
+expect(len(fi) == 1 and fi[0]["candidate_calls"] > 0 and not fi[0]["inside_band"] and fi[0]["beyond_band_steps"] > 0
+       and fi[0]["impact"] == "OUTSIDE_NOISE" and (fi[0]["effect"] is None or fi[0]["effect"] > 1),
        f"stuck bit 27 on every call: outside the golden noise band, got {fi}")
 
 # Checkpoint drift of the final parameters, per tensor, for every compared run.

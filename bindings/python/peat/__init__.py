@@ -6,8 +6,9 @@
     sig = peat.analyze(golden, candidate, reduction_length=k)
     print(sig.max_rel_error, sig.mantissa_bits, sig.to_dict())
 
-libpeat is found through PEAT_LIBRARY, next to this package, in the build
-tree of a source checkout, then on the system. `peat.torch` (imported
+libpeat is found through PEAT_LIBRARY, next to this package, in the prefix
+it was installed into (cmake --install), in the build tree of a source
+checkout, then on the system. `peat.torch` (imported
 separately) adds the PyTorch dispatch mode.
 """
 from __future__ import annotations
@@ -30,6 +31,8 @@ from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, Ca
                      OutOfMemoryError, PeatError, PeatIOError, PeatTimeoutError,
                      ShapeMismatchError, UnavailableError, UnsupportedError, VersionMismatchError,
                      check, error_class)
+from .impact import (INSIDE_NOISE, OUTSIDE_NOISE, Impact, NoiseBand, golden_reruns,
+                     param_drift, seed_everything)
 from .injector import (Firing, InjectSpec, Injector, Truth, action_name, error_model_name,
                        inject, round_value)
 from .playback import Playback, PlaybackCall

@@ -171,6 +171,25 @@ class LossComparison(Structure):
                 ("beyond_count", c_int64)]
 
 
+class NoiseBandOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("window", c_int32), ("widen", c_double),
+                ("patience", c_int32), ("reserved", c_int32)]
+
+
+class NoiseBandInfo(Structure):
+    _fields_ = [("struct_size", c_uint32), ("reruns", c_uint32), ("length", c_int64),
+                ("window", c_int32), ("patience", c_int32), ("factor", c_double),
+                ("max_deviation", c_double), ("band", c_double), ("max_param_drift", c_double)]
+
+
+class Impact(Structure):
+    _fields_ = [("struct_size", c_uint32), ("verdict", c_int32), ("steps", c_int64),
+                ("effect", c_double), ("max_deviation", c_double),
+                ("max_deviation_step", c_int64), ("first_beyond_step", c_int64),
+                ("beyond_count", c_int64), ("final_delta", c_double), ("param_drift", c_double),
+                ("param_drift_ratio", c_double)]
+
+
 class NamedTensor(Structure):
     _fields_ = [("name", c_char_p), ("tensor", POINTER(DLTensor))]
 
@@ -488,6 +507,13 @@ _PROTOTYPES = {
     "peat_loss_compare_options_init": (None, [P(LossCompareOptions)]),
     "peat_compare_loss": (S, [P(c_double), P(c_double), P(c_int64), c_size_t,
                               P(LossCompareOptions), P(LossComparison)]),
+    "peat_noise_band_options_init": (None, [P(NoiseBandOptions)]),
+    "peat_noise_band_create": (S, [P(c_double), c_size_t, P(NoiseBandOptions), P(c_void_p)]),
+    "peat_noise_band_destroy": (None, [c_void_p]),
+    "peat_noise_band_add_rerun": (S, [c_void_p, P(c_double), c_size_t, c_double]),
+    "peat_noise_band_info": (S, [c_void_p, P(NoiseBandInfo)]),
+    "peat_noise_band_judge": (S, [c_void_p, P(c_double), c_size_t, P(c_int64), c_double,
+                                  P(Impact)]),
     # trace.h
     "peat_trace_reader_options_init": (None, [P(TraceReaderOptions)]),
     "peat_trace_open": (S, [c_char_p, P(TraceReaderOptions), P(c_void_p)]),
@@ -602,6 +628,7 @@ _SIZE_CHECKS = [
     (SpatialMap, "peat_spatial_map_init", ()),
     (AggregatorOptions, "peat_aggregator_options_init", ()),
     (LossCompareOptions, "peat_loss_compare_options_init", ()),
+    (NoiseBandOptions, "peat_noise_band_options_init", ()),
     (TraceReaderOptions, "peat_trace_reader_options_init", ()),
     (TraceFilter, "peat_trace_filter_init", ()),
     (ProfilerOptions, "peat_profiler_options_init", ()),
@@ -630,6 +657,11 @@ def _candidates():
     here = Path(__file__).resolve().parent
     for name in ("libpeat.so", f"libpeat.so.{EXPECTED_ABI_VERSION}"):
         yield here / name  # next to the package
+    try:  # installed by cmake --install: the prefix's library
+        from . import _installed
+        yield (here / _installed.LIBRARY).resolve()
+    except ImportError:
+        pass
     for parent in here.parents:  # the build tree of a source checkout
         build = parent / "build" / "lib"
         if (build / "libpeat.so").exists():

@@ -93,17 +93,6 @@ RunResult train_run(const Config& cfg, const Data& data, PeatOptions popt, uint6
   return r;
 }
 
-std::vector<double> smooth(const std::vector<double>& v, int window) {
-  std::vector<double> out(v.size());
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    s += v[i];
-    if (i >= static_cast<size_t>(window)) s -= v[i - window];
-    out[i] = s / static_cast<double>(std::min<size_t>(i + 1, window));
-  }
-  return out;
-}
-
 double smoothed_final(const std::vector<double>& v, int window) {
   const size_t n = std::min<size_t>(v.size(), static_cast<size_t>(window));
   double s = 0;
@@ -111,12 +100,48 @@ double smoothed_final(const std::vector<double>& v, int window) {
   return n ? s / static_cast<double>(n) : NAN;
 }
 
-double max_smoothed_deviation(const std::vector<double>& a, const std::vector<double>& b, int window) {
-  const std::vector<double> sa = smooth(a, window), sb = smooth(b, window);
-  double m = 0;
-  for (size_t i = static_cast<size_t>(std::max(window, 1) - 1); i < std::min(sa.size(), sb.size()); ++i)
-    m = std::max(m, std::fabs(sa[i] - sb[i]));
-  return m;
+namespace {
+
+void check_band(peat_status_t s, const char* what) {
+  if (s != PEAT_STATUS_OK) throw std::runtime_error(std::string(what) + ": " + peat_last_error_message());
+}
+
+}  // namespace
+
+StageBand::StageBand(const std::vector<double>& golden, int window, double widen, int64_t first_step)
+    : first_step_(first_step) {
+  if (golden.empty()) return;
+  peat_noise_band_options_t o;
+  peat_noise_band_options_init(&o);
+  o.window = window;
+  o.widen = widen;
+  check_band(peat_noise_band_create(golden.data(), golden.size(), &o, &band_), "peat_noise_band_create");
+}
+
+StageBand::~StageBand() { peat_noise_band_destroy(band_); }
+
+void StageBand::add_rerun(const std::vector<double>& loss, double param_drift) {
+  if (band_) check_band(peat_noise_band_add_rerun(band_, loss.data(), loss.size(), param_drift), "peat_noise_band_add_rerun");
+}
+
+peat_noise_band_info_t StageBand::info() const {
+  peat_noise_band_info_t i{};
+  i.struct_size = sizeof i;
+  if (band_) check_band(peat_noise_band_info(band_, &i), "peat_noise_band_info");
+  return i;
+}
+
+peat_impact_t StageBand::judge(const std::vector<double>& loss, double param_drift) const {
+  peat_impact_t r{};
+  r.struct_size = sizeof r;
+  r.first_beyond_step = -1;
+  r.max_deviation_step = -1;
+  r.verdict = PEAT_IMPACT_INSIDE_NOISE;
+  if (!band_ || loss.empty()) return r;
+  std::vector<int64_t> steps(loss.size());
+  for (size_t i = 0; i < steps.size(); ++i) steps[i] = first_step_ + static_cast<int64_t>(i);
+  check_band(peat_noise_band_judge(band_, loss.data(), loss.size(), steps.data(), param_drift, &r), "peat_noise_band_judge");
+  return r;
 }
 
 std::vector<TensorDrift> checkpoint_drift(const std::map<std::string, Tensor>& golden, const std::map<std::string, Tensor>& candidate) {

@@ -1,7 +1,8 @@
 // demo_runs.hpp — the training runs of peat_demo: one run is pretraining,
 // a checkpoint, a new head and finetuning on a shifted label set, with PEAT
-// attached (recording and/or runtime FI); plus the golden noise band and the
-// checkpoint drift of a run against the golden one.
+// attached (recording and/or runtime FI); plus each stage's golden noise band
+// (the library's peat_noise_band_t) and the checkpoint drift of a run against
+// the golden one.
 #pragma once
 
 #include "peat_trainer/peat_dispatcher.hpp"
@@ -22,7 +23,7 @@ struct Config {
   float lr = 2e-3f, finetune_lr = 3e-3f;
   uint64_t seed = 1;
   std::vector<uint64_t> band_order_seeds = {7, 13, 29};  // extra golden runs (batch orders) for the noise band
-  double band_widen = 1.5;                               // the band is this times the largest golden deviation
+  double band_widen = 0;  // the band is this times the largest golden deviation; 0: 1 + 1.5 / k (1.5 for k = 3)
   uint64_t record_every = 50;
   int window = 20;  // moving-average window of the loss comparison
 };
@@ -53,14 +54,28 @@ struct RunResult {
 RunResult train_run(const Config& cfg, const Data& data, peat_trainer::PeatOptions options, uint64_t order_seed,
                     const std::string& checkpoint);
 
-// Moving average of `window` steps (shorter at the start).
-std::vector<double> smooth(const std::vector<double>& v, int window);
 // Mean of the last `window` values.
 double smoothed_final(const std::vector<double>& v, int window);
-// max_t |smooth(a)(t) - smooth(b)(t)| over the common length, from t = window - 1
-// on (where the moving average spans a full window; before it, it averages fewer
-// batches and is noisier than the band is meant to measure). 0 when shorter.
-double max_smoothed_deviation(const std::vector<double>& a, const std::vector<double>& b, int window);
+
+// The noise band of one stage (peat_noise_band_t, rule in peat/analyzer.h):
+// made from the golden run's loss and the other-order golden runs' (with their
+// parameter drift); judges a run's loss of the same stage. Steps are reported
+// as global step indices (the stage starts at `first_step`). A stage that did
+// not run (no golden loss) has no band: every run is inside it.
+class StageBand {
+ public:
+  StageBand(const std::vector<double>& golden, int window, double widen, int64_t first_step);
+  ~StageBand();
+  StageBand(const StageBand&) = delete;
+  StageBand& operator=(const StageBand&) = delete;
+  void add_rerun(const std::vector<double>& loss, double param_drift);
+  peat_noise_band_info_t info() const;
+  peat_impact_t judge(const std::vector<double>& loss, double param_drift) const;
+
+ private:
+  peat_noise_band_t* band_ = nullptr;
+  int64_t first_step_ = 0;
+};
 
 // One parameter tensor's drift between two checkpoints (peat_compare_checkpoints).
 struct TensorDrift {
