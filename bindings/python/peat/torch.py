@@ -30,6 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .analyzer import Aggregator, analyze
 from .errors import PeatError
+from .impact import golden_reruns  # noqa: F401  (k golden reruns of a train function)
 from .injector import Injector
 from .session import Session
 from .labels import output_label
@@ -40,6 +41,10 @@ DEFAULT_OPS = frozenset({
     "native_layer_norm", "native_layer_norm_backward", "_softmax", "_softmax_backward_data",
     "_log_softmax", "_log_softmax_backward_data", "embedding", "embedding_dense_backward",
     "native_batch_norm", "native_batch_norm_backward",
+    # what torch 2.x and the CUDA/cuDNN paths dispatch instead (absent on 1.13's CPU path)
+    "_native_batch_norm_legit", "_native_batch_norm_legit_no_training", "cudnn_batch_norm",
+    "cudnn_batch_norm_backward", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
 })
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -59,12 +64,14 @@ OUTPUT_NAMES = {
     "native_layer_norm": ("output", "mean", "rstd"),
     "native_layer_norm_backward": ("grad_input", "grad_weight", "grad_bias"),
     "_native_batch_norm_legit": ("output", "save_mean", "save_invstd"),
+    "cudnn_batch_norm": ("output", "save_mean", "save_invstd", "reserve"),
+    "cudnn_batch_norm_backward": ("grad_input", "grad_weight", "grad_bias"),
 }
 
 #: Arguments ops write to without an alias annotation in their schema (torch
 #: 1.13's native_batch_norm updates running_mean and running_var in training
 #: mode; 2.x annotates its successor _native_batch_norm_legit).
-UNANNOTATED_WRITES = {"native_batch_norm": (3, 4)}
+UNANNOTATED_WRITES = {"native_batch_norm": (3, 4), "cudnn_batch_norm": (3, 4)}
 
 _SCHEMAS = {}
 
@@ -574,10 +581,15 @@ class PeatMode(TorchDispatchMode):
 
     def _record(self, func, args, name, op, call, path, ins, writes, out):
         """Records the call: the inputs as read, every output (named), and
-        after them the arguments the op wrote to, as it left them."""
+        after them the arguments the op wrote to, as it left them. A strided
+        device tensor goes through a host copy with its strides (the
+        profiler stages only contiguous device tensors)."""
         _, _, returns, _ = op_schema(func)
         outs = _output_items(out, returns)
         outs += [(op_schema(func)[0][i], args[i]) for i in writes]
+        host = lambda items: [(n, t.cpu() if t.device.type != "cpu" and not t.is_contiguous() else t)  # noqa: E731
+                              for n, t in items]
+        ins, outs = host(ins), host(outs)
         attrs = _attrs(args)
         if writes:
             attrs["written_args"] = list(writes)
