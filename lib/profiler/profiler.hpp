@@ -92,6 +92,8 @@ class Profiler {
 
   void check_usable() const;  // throws BAD_STATE / IO_ERROR
   bool selects(int32_t rule, uint64_t call, int64_t step) const;
+  uint64_t list_bytes(const TensorList& list, const char* what) const;
+  bool over_budget(uint64_t bytes);
   trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
   bool submit(std::unique_ptr<Job> job);
   void encode_now(Job& job) noexcept;

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     {
       Writer w(file.string(), info);
       for (const RecordData& r : records()) {
-        const EncodedRecord e = encode_record(r, codec, 3);
+        EncodedRecord e = encode_record(r, codec, 3);
         w.append(e);
         // Meta target: selector = kind, u16 split = meta_len, meta, payload.
         const auto* f = reinterpret_cast<const unsigned char*>(e.frame.data());
