@@ -295,7 +295,7 @@ Reader::Reader(std::string path, const peat_trace_reader_options_t& options, boo
         pos += e.bytes;
         recovery_.valid_bytes = pos;
         if (got != Frame::kOk) {  // intact frame: skip the record, keep what follows
-          skipped_.push_back({file_record, e.offset, why});
+          skipped_.push_back({file_record, e.offset, fmt::format("record {} at byte {}: {}", file_record, e.offset, why)});
           continue;
         }
         if (e.has_seq) have_last = true, last_seq = e.seq;
@@ -303,9 +303,8 @@ Reader::Reader(std::string path, const peat_trace_reader_options_t& options, boo
       }
       recovery_.records = entries_.size();
       if (!skipped_.empty())
-        recovery_.stop_reason += fmt::format("{}{} intact record(s) skipped, the first: record {} at byte {}: {}",
-                                             recovery_.stop_reason.empty() ? "" : "; ", skipped_.size(),
-                                             skipped_[0].file_record, skipped_[0].offset, skipped_[0].why);
+        recovery_.stop_reason += fmt::format("{}{} intact record(s) skipped, the first: {}",
+                                             recovery_.stop_reason.empty() ? "" : "; ", skipped_.size(), skipped_[0].why);
       return;
     }
 
@@ -358,7 +357,7 @@ Reader::Reader(std::string path, const peat_trace_reader_options_t& options, boo
       last_seq = indexed;
       pos += e.bytes;
       if (got == Frame::kOverLimit) {  // intact, but above this reader's limit: skip it, read on
-        skipped_.push_back({i, e.offset, why});
+        skipped_.push_back({i, e.offset, fmt::format("record {} at byte {}: {}", i, e.offset, why)});
         continue;
       }
       why = check_seq(e, false, 0, sequenced ? &indexed : nullptr);

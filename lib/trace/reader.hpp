@@ -35,7 +35,7 @@ struct RecordEntry {
 struct Skipped {
   uint64_t file_record = 0;  // its number among the file's records
   uint64_t offset = 0;
-  std::string why;
+  std::string why;  // "record N at byte B: reason"
 };
 
 // Default of peat_trace_reader_options_t.max_record_bytes: an eighth of the
