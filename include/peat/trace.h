@@ -34,7 +34,8 @@ extern "C" {
 #endif
 
 /* Version of the trace format this library writes. A reader accepts files
- * with the same major version (any minor); another major -> VERSION_MISMATCH. */
+ * with the same major version (any minor); another major -> VERSION_MISMATCH.
+ * 1.1 adds record sequence numbers (docs/trace-format.md). */
 #define PEAT_TRACE_FORMAT_MAJOR 1
 #define PEAT_TRACE_FORMAT_MINOR 1
 
@@ -117,7 +118,8 @@ PEAT_API void peat_trace_reader_options_init(peat_trace_reader_options_t* option
 /* Opens a complete trace (one whose writer closed it, so it ends with a footer
  * index) and checks all of it but the tensor payloads (see the top of this
  * file). `options` may be NULL (defaults).
- * Errors: NULL path/out -> INVALID_ARGUMENT; file missing -> NOT_FOUND; read
+ * Errors: NULL path/out, or a path that is not a regular file (a FIFO is
+ * refused without blocking) -> INVALID_ARGUMENT; file missing -> NOT_FOUND; read
  * failure -> IO_ERROR; malformed file or no footer (the writer was killed:
  * use peat_trace_recover) -> CORRUPT_DATA; other format major ->
  * VERSION_MISMATCH; bad struct_size -> VERSION_MISMATCH. */
