@@ -329,8 +329,8 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
     job->bytes += at.key.size() + at.s.size() + at.ints.size() * 8 + 32;
     op.attrs.push_back(std::move(at));
   }
-  if (over_budget(job->bytes + op.op.size() + op.module_path.size() + list_bytes(a.inputs, "inputs") +
-                  list_bytes(a.outputs, "outputs")))
+  if (budget_ != 0 && over_budget(job->bytes + op.op.size() + op.module_path.size() +
+                                   list_bytes(a.inputs, "inputs") + list_bytes(a.outputs, "outputs")))
     return false;
   for (uint64_t i = 0; i < a.inputs.n; ++i) {
     op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job));
@@ -354,7 +354,7 @@ bool Profiler::record_checkpoint(const char* name, int64_t step, const TensorLis
   cp.name = name ? name : "";
   cp.step = step < 0 ? session_.step() : step;
   check_list(tensors, "tensors");
-  if (over_budget(job->bytes + cp.name.size() + list_bytes(tensors, "tensors"))) return false;
+  if (budget_ != 0 && over_budget(job->bytes + cp.name.size() + list_bytes(tensors, "tensors"))) return false;
   for (uint64_t i = 0; i < tensors.n; ++i) {
     cp.tensors.push_back(capture(tensors[i], fmt::format("tensors[{}]", i), stream, *job));
     job->bytes += cp.tensors.back().bytes.size() + 64 + cp.tensors.back().name.size();

@@ -182,7 +182,7 @@ bool returns_within(double seconds, Fn fn, Unblock unblock) {
 
 }  // namespace
 
-TEST_CASE("trace limits (1): the profiler refuses a 65 MiB op name and a 9 M-int attribute; readers keep what follows",
+TEST_CASE("trace limits (1): the profiler refuses a 65 MiB op name and a 9 M-int attribute and readers keep what follows",
           "[trace][limits]") {
   TempDir dir;
   const std::string path = dir.file("big.peat");
@@ -243,7 +243,7 @@ TEST_CASE("trace limits (1): the profiler refuses a 65 MiB op name and a 9 M-int
   }
 }
 
-TEST_CASE("trace limits (2): declared sizes are checked before allocating; verify decodes in bounded chunks",
+TEST_CASE("trace limits (2): declared sizes are checked before allocating and verify decodes in bounded chunks",
           "[trace][limits][memory]") {
   TempDir dir;
   const std::string path = dir.file("bomb.peat");

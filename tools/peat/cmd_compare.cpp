@@ -191,7 +191,7 @@ int run(const Options& opt) {
     }
     j["pairs"] = jp;
     j["findings"] = findings;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // see cmd_info
   } else if (opt.csv_out) {
     std::printf("family,phase,layer,call,output,golden_op,candidate_op,elements,bitwise_mismatches,tolerance_failures,"
                 "max_rel_error,relative_l2,verdict,error\n");

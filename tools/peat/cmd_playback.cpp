@@ -83,7 +83,7 @@ int run(const Options& opt) {
     }
     j["ops"] = ops;
     j["findings"] = findings;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // see cmd_info
   } else if (opt.csv_out) {
     std::printf("op,output,records,ok,failed,exact,nondeterministic,elements,bitwise_mismatches,tolerance_failures,"
                 "max_abs_error,max_rel_error,relative_l2,verdict,confidence\n");
