@@ -108,7 +108,7 @@ int run(const Options& opt) {
     std::printf("%-28s %4s %7s %6s %6s %12s %12s %11s %11s  %s\n", "op", "out", "records", "exact", "failed", "mismatches",
                 "tol. fails", "max rel", "rel. L2", "verdict");
     for (const OpVerdict& v : replay.ops())
-      std::printf("%-28s %4llu %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", v.op.c_str(),
+      std::printf("%-28s %4llu %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", printable(v.op).c_str(),
                   static_cast<unsigned long long>(v.output), static_cast<unsigned long long>(v.group.records),
                   static_cast<unsigned long long>(v.group.exact), static_cast<unsigned long long>(v.group.failed),
                   static_cast<unsigned long long>(v.signature.bitwise_mismatch_count),

@@ -41,7 +41,7 @@ std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
+  return printable(text);  // a name in a message must not drive the terminal either
 }
 
 int exit_code_for(peat_status_t status) {

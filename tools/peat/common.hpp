@@ -46,7 +46,7 @@ void check(peat_status_t status, const std::string& what);
 // The thread's last library error without the function-name prefix, one line.
 std::string library_message();
 
-// One line: newlines and tabs become spaces.
+// One line: newlines and tabs become spaces, other control characters \xNN.
 std::string one_line(std::string text);
 
 // Text for a terminal: control characters (C0, DEL, C1) are written as \xNN
