@@ -38,7 +38,9 @@ CopyResult copy_intact(const Reader& reader, const std::string& out_path) {
       }
       // Files before format 1.1 carry no sequence numbers: the index of the
       // copy numbers its records in order (which such readers ignore).
-      writer.append_copy(reader.read_bytes(e.offset, e.bytes), e.kind, e.has_seq ? e.seq : i);
+      writer.append_copy(e.bytes, e.kind, e.has_seq ? e.seq : i, [&](uint64_t at, std::byte* dst, std::size_t n) {
+        reader.read_into(e.offset + at, dst, n);
+      });
       ++result.written;
     }
     writer.close();

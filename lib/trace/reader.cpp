@@ -485,6 +485,12 @@ std::string Reader::check_seq(const RecordEntry& e, bool have_last, uint64_t las
   return {};
 }
 
+void Reader::read_into(uint64_t offset, void* dst, std::size_t size) const {
+  if (offset > file_size_ || size > file_size_ - offset)
+    fail(PEAT_STATUS_CORRUPT_DATA, "{}: bytes [{}, +{}) lie outside the {}-byte file", path_, offset, size, file_size_);
+  if (size) read_at(offset, dst, size);
+}
+
 std::vector<std::byte> Reader::read_bytes(uint64_t offset, uint64_t size) const {
   if (offset > file_size_ || size > file_size_ - offset)
     fail(PEAT_STATUS_CORRUPT_DATA, "{}: bytes [{}, +{}) lie outside the {}-byte file", path_, offset, size, file_size_);
@@ -629,6 +635,8 @@ constexpr uint64_t kWholeDecodeBytes = uint64_t{64} << 20;
 // Window the chunked decoder accepts: the writer's zstd levels (1..19) use at
 // most 8 MiB; a crafted frame asking for more is refused instead of allocated.
 constexpr int kWindowLogMax = 24;
+// Most byte planes (element bytes) decoded as parallel streams.
+constexpr std::size_t kMaxStreams = 16;
 
 }  // namespace
 
@@ -642,7 +650,16 @@ void Reader::check_payload(uint64_t index, peat_trace_slot_t slot, uint64_t t) c
     fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: {}", path_, index, e.offset,
          slot_name(slot), t, at, why);
   };
-  if (raw <= kWholeDecodeBytes) {
+  const DLDataType dtype{td.dtype_code(), td.dtype_bits(), td.dtype_lanes()};
+  // One stream per byte plane below: elements wider than 16 bytes (vector
+  // lanes) are decoded whole instead, within the per-record memory cap.
+  const bool whole = raw <= kWholeDecodeBytes ||
+                     (codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && element_size(dtype) > kMaxStreams);
+  if (whole) {
+    if (raw > kWholeDecodeBytes && raw > options_.max_record_bytes)
+      fail(PEAT_STATUS_OUT_OF_MEMORY, "{}: record {} at byte {}: {}[{}] of {} bytes with {}-byte elements is above "
+           "options.max_record_bytes ({}) and cannot be checked in chunks", path_, index, e.offset, slot_name(slot), t,
+           raw, element_size(dtype), options_.max_record_bytes);
     std::unique_ptr<std::byte[]> buf(new std::byte[raw > 0 ? raw : 1]);  // not zero-filled
     load(index, slot, t, buf.get(), static_cast<std::size_t>(raw));
     return;
@@ -660,8 +677,7 @@ void Reader::check_payload(uint64_t index, peat_trace_slot_t slot, uint64_t t) c
       done += n;
     }
   } else {
-    const DLDataType dt{td.dtype_code(), td.dtype_bits(), td.dtype_lanes()};
-    const std::size_t es = element_size(dt);
+    const std::size_t es = element_size(dtype);
     // Byte-shuffled data holds byte b of every element in plane b: one stream
     // per plane (stream b first skips b planes) gives the elements back in
     // order with a few MiB per stream, at the cost of decoding again.

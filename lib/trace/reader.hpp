@@ -72,6 +72,7 @@ class Reader {
   uint64_t header_bytes() const noexcept { return header_bytes_; }
   // `size` bytes of the file at `offset` (bounded by the file); throws on short read.
   std::vector<std::byte> read_bytes(uint64_t offset, uint64_t size) const;
+  void read_into(uint64_t offset, void* dst, std::size_t size) const;  // same, into the caller's buffer
 
   uint64_t size() const noexcept { return entries_.size(); }
   const RecordEntry& entry(uint64_t index) const;  // throws NOT_FOUND

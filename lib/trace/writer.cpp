@@ -4,6 +4,7 @@
 #include "trace/format.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include <fcntl.h>
@@ -50,6 +51,10 @@ void Writer::abandon() noexcept {
 }
 
 void Writer::write_all(const std::byte* data, std::size_t size, const char* what) {
+  write_all(data, size, what, offset_);
+}
+
+void Writer::write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start) {
   if (fd_ < 0) fail(PEAT_STATUS_BAD_STATE, "{}: the trace file is closed", path_);
   std::size_t done = 0;
   while (done < size) {
@@ -58,12 +63,13 @@ void Writer::write_all(const std::byte* data, std::size_t size, const char* what
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
       // Best effort: cut the partial record so the file ends at a record boundary.
-      if (::ftruncate(fd_, static_cast<off_t>(offset_)) != 0) { /* the reader's recover copes */ }
-      ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET);
+      if (::ftruncate(fd_, static_cast<off_t>(start)) != 0) { /* the reader's recover copes */ }
+      ::lseek(fd_, static_cast<off_t>(start), SEEK_SET);
+      offset_ = start;
       // Named by where it starts (where the file now ends), which is what a
       // reader or `peat verify` reports for that record.
-      fail(PEAT_STATUS_IO_ERROR, "{}: writing {} ({} bytes starting at byte {}) failed: {}", path_, what, size,
-           offset_, std::strerror(err));
+      fail(PEAT_STATUS_IO_ERROR, "{}: writing {} (starting at byte {}) failed: {}", path_, what, start,
+           std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -89,11 +95,24 @@ uint64_t Writer::append(EncodedRecord& record) {
   return add(record.frame, record.kind, seq);
 }
 
-uint64_t Writer::append_copy(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq) {
+uint64_t Writer::append_copy(uint64_t size, uint16_t kind, uint64_t seq, const ChunkReader& read) {
   if (!offsets_.empty() && seq < next_seq_)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: record {}: sequence number {} after {}", path_, offsets_.size(), seq,
          next_seq_ - 1);
-  return add(frame, kind, seq);
+  const uint64_t at = offset_;
+  const std::string what = fmt::format("record {}", offsets_.size());
+  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min<uint64_t>(size, uint64_t{4} << 20)));
+  for (uint64_t done = 0; done < size;) {  // bounded memory whatever the record's size
+    const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(chunk.size(), size - done));
+    read(done, chunk.data(), n);
+    write_all(chunk.data(), n, what.c_str(), at);
+    done += n;
+  }
+  offsets_.push_back(at);
+  kinds_.push_back(static_cast<uint8_t>(kind));
+  seqs_.push_back(seq);
+  next_seq_ = seq + 1;
+  return at;
 }
 
 void Writer::close() {

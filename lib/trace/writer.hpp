@@ -8,6 +8,7 @@
 #include "trace/record.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,11 @@ class Writer {
   // returns its byte offset.
   uint64_t append(EncodedRecord& record);
   uint64_t append(EncodedRecord&& record) { return append(record); }
-  // Appends an intact frame copied from another trace as it is, with the
-  // sequence number it carries (`seq`, larger than every one before it).
-  uint64_t append_copy(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq);
+  // Appends an intact frame of `size` bytes copied from another trace as it
+  // is, with the sequence number it carries (`seq`, larger than every one
+  // before it), in chunks of at most 4 MiB that `read(offset, dst, n)` fills.
+  using ChunkReader = std::function<void(uint64_t offset, std::byte* dst, std::size_t n)>;
+  uint64_t append_copy(uint64_t size, uint16_t kind, uint64_t seq, const ChunkReader& read);
   // Writes the footer index and closes the file. Idempotent.
   void close();
   // Closes the file descriptor without writing the footer.
@@ -46,6 +49,8 @@ class Writer {
  private:
   void open_file();
   void write_all(const std::byte* data, std::size_t size, const char* what);
+  // `start`: where the record being written starts (cut back to it on failure).
+  void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
   uint64_t add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq);
 
   std::string path_;
