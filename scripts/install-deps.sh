@@ -12,7 +12,7 @@ packages=(
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libeigen3-dev
   abigail-tools hipcc libamdhip64-dev rocm-device-libs
   clang-15 libclang-common-15-dev
-  python3-numpy python3-torch python3-pytest python3-setuptools python3-sklearn python3-pip
+  python3-numpy python3-torch python3-torchvision python3-pytest python3-setuptools python3-sklearn python3-pip
   libopenblas0-pthread
   python3-jsonschema chromium
 )

@@ -4,8 +4,11 @@
 #include "barrier.hpp"
 #include "options.hpp"
 #include "detector/detector.hpp"
+#include "detector/op_context.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 
 namespace {
@@ -65,6 +68,49 @@ PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, 
                  text.size() + 1);
     peat::require_arg(buffer, "buffer");
     std::memcpy(buffer, text.c_str(), text.size() + 1);
+  });
+}
+
+PEAT_API size_t peat_op_family(const char* op, char* out, size_t capacity) {
+  if (op == nullptr) {
+    if (out != nullptr && capacity > 0) out[0] = '\0';
+    return 0;
+  }
+  const std::string family = peat::detector::op_family(op);
+  if (out != nullptr && capacity > 0) {
+    const std::size_t n = std::min(family.size(), capacity - 1);
+    std::memcpy(out, family.data(), n);
+    out[n] = '\0';
+  }
+  return family.size();
+}
+
+PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context, const char* op, uint64_t n_inputs,
+                                                 const int32_t* input_ndims, const int64_t* const* input_shapes,
+                                                 const peat_attr_t* attrs, uint64_t n_attrs, uint64_t output,
+                                                 int64_t signature_k) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(context, "context");
+    peat::require_arg(op, "op");
+    if (context->struct_size != sizeof(peat_detect_context_t))
+      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "context->struct_size is {}; this library's is {} (call peat_detect_context_init)",
+                 context->struct_size, sizeof(peat_detect_context_t));
+    if (n_inputs > 0 && (input_ndims == nullptr || input_shapes == nullptr))
+      peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
+    if (n_attrs > 0 && attrs == nullptr) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_attrs is {} but attrs is NULL", n_attrs);
+    peat::detector::OpCall call;
+    call.op = op;
+    call.output = output;
+    for (uint64_t i = 0; i < n_inputs; ++i) {
+      if (input_ndims[i] < 0 || (input_ndims[i] > 0 && input_shapes[i] == nullptr))
+        peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "input {}: ndim {} with shape {}", i, input_ndims[i],
+                   input_shapes[i] ? "set" : "NULL");
+      call.inputs.emplace_back(input_shapes[i], static_cast<std::size_t>(input_ndims[i]));
+    }
+    call.attrs = std::span<const peat_attr_t>(attrs, n_attrs);
+    const auto ctx = peat::detector::infer_op_context(call, signature_k);
+    context->op_kind = ctx.kind;
+    context->reduction_length = ctx.reduction_length;
   });
 }
 

@@ -4,6 +4,7 @@
 #include "barrier.hpp"
 #include "options.hpp"
 #include "playback/playback.hpp"
+#include "playback/record_context.hpp"
 #include "trace/reader.hpp"
 
 #include <memory>
@@ -189,6 +190,21 @@ PEAT_API peat_status_t peat_playback_write_jsonl(const peat_playback_t* playback
     if (append != 0 && append != 1)
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "append is {}; it must be 0 or 1", append);
     p.write_jsonl(path, append != 0);
+  });
+}
+
+PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* reader, uint64_t record,
+                                                    uint64_t output, int64_t signature_k,
+                                                    peat_detect_context_t* context) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(reader, "reader");
+    peat::require_arg(context, "context");
+    if (context->struct_size != sizeof(peat_detect_context_t))
+      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "context->struct_size is {}; this library's is {} (call peat_detect_context_init)",
+                 context->struct_size, sizeof(peat_detect_context_t));
+    const auto ctx = peat::playback::record_op_context(*reader, record, output, signature_k);
+    context->op_kind = ctx.kind;
+    context->reduction_length = ctx.reduction_length;
   });
 }
 

@@ -61,6 +61,7 @@ PEAT_API void peat_sample_rule_init(peat_sample_rule_t* rule) {
   rule->first_k = 0;
   rule->step_begin = 0;
   rule->step_end = INT64_MAX;
+  rule->count_by = PEAT_SAMPLE_BY_SITE;
 }
 
 PEAT_API peat_status_t peat_profiler_add_rule(peat_profiler_t* profiler, const peat_sample_rule_t* rule) {
@@ -72,6 +73,9 @@ PEAT_API peat_status_t peat_profiler_add_rule(peat_profiler_t* profiler, const p
     if (r.record != 0 && r.record != 1) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "rule.record is {}; it must be 0 or 1", r.record);
     if (r.step_end < r.step_begin)
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "rule.step_end {} is before rule.step_begin {}", r.step_end, r.step_begin);
+    if (r.count_by != PEAT_SAMPLE_BY_SITE && r.count_by != PEAT_SAMPLE_BY_CALL)
+      peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "rule.count_by is {}; it must be a peat_sample_count_code value (0..1)",
+                 r.count_by);
     peat::SampleRule rule_cpp;
     rule_cpp.record = r.record != 0;
     rule_cpp.op_glob = r.op_glob;
@@ -79,6 +83,7 @@ PEAT_API peat_status_t peat_profiler_add_rule(peat_profiler_t* profiler, const p
     rule_cpp.first_k = r.first_k;
     rule_cpp.step_begin = r.step_begin;
     rule_cpp.step_end = r.step_end;
+    rule_cpp.count_by = r.count_by;
     p.add_rule(std::move(rule_cpp));
   });
 }

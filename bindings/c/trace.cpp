@@ -2,6 +2,7 @@
 #include <peat/trace.h>
 
 #include "barrier.hpp"
+#include "core/versioned_struct.hpp"
 #include "options.hpp"
 #include "trace/copy.hpp"
 #include "trace/format.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 
@@ -271,11 +273,10 @@ PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader,
                                               peat_trace_slot_t slot, uint64_t tensor, peat_trace_tensor_info_t* out) {
   return peat::c_call(__func__, [&] {
     const auto& r = as_reader(reader);
-    peat::require_out_struct(out, "out");
     check_slot(slot);
     const auto& t = r.tensor(index, slot, tensor);
     peat_trace_tensor_info_t info{};
-    info.struct_size = out->struct_size;
+    info.struct_size = sizeof(info);
     info.ndim = t.shape() ? static_cast<int32_t>(t.shape()->size()) : 0;
     info.name = str(t.name());
     info.dtype = DLDataType{t.dtype_code(), t.dtype_bits(), t.dtype_lanes()};
@@ -288,7 +289,9 @@ PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader,
     info.encoded_bytes = t.encoded_bytes();
     info.codec = static_cast<peat_trace_codec_t>(t.codec());
     info.checksum = t.checksum();
-    *out = info;
+    info.strides = t.strides() ? t.strides()->data() : nullptr;  // size checked at open
+    info.storage_offset = t.storage_offset();
+    peat::write_versioned_out(out, info, offsetof(peat_trace_tensor_info_t, strides), "out");
   });
 }
 

@@ -21,6 +21,7 @@
 #include <peat/analyzer.h>
 #include <peat/core.h>
 #include <peat/injector.h>
+#include <peat/trace.h> /* peat_attr_t */
 
 #ifdef __cplusplus
 extern "C" {
@@ -160,6 +161,43 @@ PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat
  * VERSION_MISMATCH; unknown format -> INVALID_ARGUMENT. Thread-safe. */
 PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, peat_render_format_t format,
                                              char* buffer, size_t capacity, size_t* out_length);
+
+/* ---------------------------------------------------------- op context -- */
+
+/* The family of an op name, as every stack names it: lower case, namespace
+ * prefixes ("aten::", "torch.", "nn.functional.") and overload or version
+ * suffixes (".default", "_v2") and vendor prefixes (cublas, hipblas,
+ * rocblas, cudnn, miopen, onednn, mkl) removed, then clustered: "gemm"
+ * (aten::mm, addmm, bmm, matmul, linear, cublasSgemm_v2, ...), "gemv",
+ * "conv", "attention", "softmax", "layer_norm", "batch_norm", "embedding",
+ * else the normalised name itself. Writes it NUL-terminated into `out`
+ * (truncated to capacity - 1 bytes; `out` may be NULL when capacity is 0)
+ * and returns its full length, as snprintf does; 0 for a NULL op.
+ * Thread-safe. */
+PEAT_API size_t peat_op_family(const char* op, char* out, size_t capacity);
+
+/* Sets context->op_kind and context->reduction_length (K) for output
+ * `output` of one call of op `op` (the recorded name, e.g.
+ * "fc/aten::addmm") from the call's input shapes (input_ndims[i] extents at
+ * input_shapes[i], in recorded order) and attributes: the one rule the CLI,
+ * Python and peat.torch use (docs/error-models.md, "Op contexts"). An int
+ * attribute "K" (or "k") gives K directly. GEMM family: K = the last extent
+ * of the product's left operand (input 0; input 1 for addmm, baddbmm,
+ * addmv). Convolution: C_in/groups * kernel size (input 1). aten
+ * convolution_backward: per output (grad input: CONV with C_out/groups *
+ * kernel size; grad weight: CONV, grad bias: REDUCTION, both with N * output
+ * size), the outputs present read from the output_mask attribute "arg10".
+ * Softmax and norms: REDUCTION. A kind that needs K and has none becomes
+ * UNKNOWN unless `signature_k` (the signature's reduction_length) is > 0.
+ * Other fields of *context are left as they are.
+ * Errors: NULL context or op, n_inputs > 0 with NULL input_ndims or
+ * input_shapes, a negative ndim or a NULL shape with ndim > 0, n_attrs > 0
+ * with NULL attrs -> INVALID_ARGUMENT; bad struct_size -> VERSION_MISMATCH.
+ * Thread-safe. */
+PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context, const char* op, uint64_t n_inputs,
+                                                 const int32_t* input_ndims, const int64_t* const* input_shapes,
+                                                 const peat_attr_t* attrs, uint64_t n_attrs, uint64_t output,
+                                                 int64_t signature_k);
 
 /* Short names: "gemm", "conv", ...; "unknown" for an unknown value. Static
  * storage, never NULL. Thread-safe. */

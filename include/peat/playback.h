@@ -28,8 +28,16 @@
  * processed at a time on the calling thread. Both give the same results, in
  * the trace's record order.
  *
- * All tensors handed to the candidate are host memory (kDLCPU), compact
- * row-major, whatever device the recorded tensors lived on.
+ * All tensors handed to the candidate are host memory (kDLCPU), whatever
+ * device the recorded tensors lived on. Inputs have the layout they were
+ * recorded with (peat_trace_tensor_info_t.strides: a transposed GEMM operand
+ * arrives transposed, as the golden kernel saw it, because a kernel may
+ * round differently on another layout of the same values); inputs recorded
+ * compact, and every input of a format 1.0 trace, are compact row-major
+ * (strides NULL). A strided input lives in a buffer of its layout's span;
+ * its elements outside the view are zero. Outputs are always compact
+ * row-major (strides NULL). A candidate may write to its inputs (an in-place
+ * op); with run_twice the second run then sees what the first wrote.
  *
  * Thread safety: a playback is used by one thread at a time (run, then read
  * the results); several playbacks may run at once, also on the same reader.
@@ -39,6 +47,7 @@
 
 #include <peat/analyzer.h>
 #include <peat/core.h>
+#include <peat/detector.h>
 #include <peat/injector.h> /* peat_kernel_fn */
 #include <peat/trace.h>
 
@@ -278,9 +287,22 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
                                                      uint64_t output, peat_playback_compare_t which,
                                                      peat_signature_t* out);
 
+/* ------------------------------------------------------------ verdicts -- */
+
+/* The Detector's context of output `output` of op record `record` of a
+ * trace: context->op_kind and context->reduction_length from the record's op
+ * name, input shapes and attributes (peat_detect_context_infer's rule, with
+ * `signature_k` as there); the other fields are left as they are. The CLI,
+ * Python and peat.torch judge every recorded call with it. Errors: NULL
+ * reader or context -> INVALID_ARGUMENT; bad index -> NOT_FOUND; not an op
+ * record -> INVALID_ARGUMENT; bad struct_size -> VERSION_MISMATCH. */
+PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* reader, uint64_t record,
+                                                    uint64_t output, int64_t signature_k,
+                                                    peat_detect_context_t* context);
+
 /* Writes the results as JSON lines to `path`: one object per record
  * ("type":"record": record, op, layer, phase, step, call, status, message,
- * deterministic, and per output elements, bitwise_mismatches,
+ * deterministic, and per output its recorded name, elements, bitwise_mismatches,
  * tolerance_failures, new_nonfinite, max_abs_error, max_rel_error, and with
  * run_twice repeat_mismatches), then one per group ("type":"op" or "layer",
  * with the counts above and the merged per-output figures). `append` 1 appends

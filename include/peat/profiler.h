@@ -103,6 +103,24 @@ PEAT_API void peat_profiler_destroy(peat_profiler_t* profiler);
 
 /* ------------------------------------------------------------- sampling -- */
 
+/* How every_n counts an op's calls. */
+typedef int32_t peat_sample_count_t;
+enum peat_sample_count_code {
+  /* Per call site (the default). A site is an op's k-th call within a step:
+   * a Linear layer's backward calls the same mm twice per step (the input
+   * gradient, then the weight gradient), and counting the op's calls would
+   * record only one of them at any even every_n. Site k is recorded at the
+   * j-th step that reaches it when (j + k) is a multiple of every_n, so every
+   * site is recorded at 1 in every_n of its steps, and the sites take turns
+   * (each step records about 1/every_n of them). Within one step, and when
+   * no step is ever marked, this is the call-index rule below. */
+  PEAT_SAMPLE_BY_SITE = 0,
+  /* Per call index: record calls whose index is a multiple of every_n (the
+   * rule of library 0.1; it skips call sites systematically when an op's
+   * calls per step share a factor with every_n). */
+  PEAT_SAMPLE_BY_CALL = 1
+};
+
 /* A sampling rule. Rules are consulted in the order they were added; the first
  * whose op_glob matches the op's name decides whether a call is recorded. */
 typedef struct peat_sample_rule {
@@ -110,25 +128,33 @@ typedef struct peat_sample_rule {
   int32_t record;       /* 1: record the calls selected below; 0: never record matching
                            ops. Default 1. */
   const char* op_glob;  /* shell glob over op names ('*', '?', '[...]'); required, copied */
-  uint64_t every_n;     /* record calls whose index is a multiple of every_n (0 or 1 =
+  uint64_t every_n;     /* record 1 in every_n calls, counted as count_by says (0 or 1 =
                            every call). Default 1. */
   uint64_t first_k;     /* record only calls with index < first_k (0 = no limit). Default 0. */
   int64_t step_begin;   /* record only at steps in [step_begin, step_end). Default 0 .. INT64_MAX. */
   int64_t step_end;
+  /* ---- appended in 0.2; older callers' smaller struct_size keeps the default ---- */
+  peat_sample_count_t count_by; /* how every_n counts. Default PEAT_SAMPLE_BY_SITE. The
+                           site rule assumes that each op's calls within a step are
+                           decided in call-index order (as one training thread does). */
+  int32_t reserved;     /* 0 */
 } peat_sample_rule_t;
 
 /* Fills *rule with the defaults above and sets struct_size. NULL-safe. */
 PEAT_API void peat_sample_rule_init(peat_sample_rule_t* rule);
 
 /* Appends a rule. Errors: NULL/empty op_glob -> INVALID_ARGUMENT; record not 0
- * or 1, step_end < step_begin -> INVALID_ARGUMENT; bad struct_size ->
+ * or 1, step_end < step_begin, unknown count_by -> INVALID_ARGUMENT; bad struct_size ->
  * VERSION_MISMATCH. Thread-safe; applies to calls decided after it returns. */
 PEAT_API peat_status_t peat_profiler_add_rule(peat_profiler_t* profiler, const peat_sample_rule_t* rule);
 
 /* Whether the rules select call `call` of op `op` at `step` (-1 = the
  * session's current step): *out_record = 1 or 0. Lets a caller skip preparing
- * tensors for a call that will not be recorded. Does not claim a call index
- * and ignores the byte budget. Errors: unknown op -> NOT_FOUND. */
+ * tensors for a call that will not be recorded (and copy the inputs an op
+ * will overwrite before it runs: a record holds the inputs as the kernel
+ * read them and the outputs as it wrote them). Does not claim a call index
+ * and ignores the byte budget; asking again about the same call gives the
+ * same answer. Errors: unknown op -> NOT_FOUND. */
 PEAT_API peat_status_t peat_profiler_should_record(peat_profiler_t* profiler, uint32_t op, uint64_t call,
                                                    int64_t step, int32_t* out_record);
 
@@ -138,7 +164,17 @@ PEAT_API peat_status_t peat_profiler_should_record(peat_profiler_t* profiler, ui
  * call returns (CPU tensors, any strides) or staged asynchronously (device
  * tensors of the session's backend, which must be contiguous; the copy is
  * ordered on `stream`, so the caller keeps the device memory unchanged until
- * work queued after the call on that stream). */
+ * work queued after the call on that stream). Each tensor's layout is kept
+ * with it (DLTensor strides; the payload is compact): playback hands the
+ * candidate its inputs with the same strides.
+ *
+ * The contract a trace stands on: `inputs` are the tensors as the kernel
+ * read them and `outputs` as it wrote them. A caller that records after the
+ * op ran must copy, before it runs, the inputs the op overwrites (in-place
+ * ops, out= arguments, running statistics, optimizer state) and pass the
+ * copies; the overwritten values, as the op left them, belong among the
+ * outputs (peat.torch appends them after the op's own outputs and lists
+ * their argument positions in the int-array attribute "written_args"). */
 typedef struct peat_op_record {
   uint32_t struct_size;            /* sizeof(peat_op_record_t); set by peat_op_record_init */
   uint32_t op;                     /* interned op id (peat_session_intern_op) */

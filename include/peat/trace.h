@@ -281,6 +281,17 @@ typedef struct peat_trace_tensor_info_s {
   peat_trace_codec_t codec;
   int32_t reserved;
   uint64_t checksum;         /* XXH3-64 of the decoded bytes */
+  /* ---- appended in format 1.1 / library 0.2; a caller whose struct_size ends
+   * before these fields gets the fields it knows ---- */
+  const int64_t* strides;    /* ndim element strides of the tensor's logical layout as it was
+                                recorded (DLPack convention, any signs, 0 for broadcast
+                                dimensions); NULL when it was compact row-major (and for
+                                every tensor of a format 1.0 trace). The decoded payload is
+                                compact row-major either way; playback rebuilds this layout
+                                for the candidate's inputs. Owned by the reader. */
+  int64_t storage_offset;    /* elements from the start of its storage, as the recording
+                                caller gave it (DLTensor byte_offset / element size); 0 when
+                                not recorded */
 } peat_trace_tensor_info_t;
 
 /* Number of tensors in `slot` of record `index`. Errors: slot does not apply
@@ -288,8 +299,11 @@ typedef struct peat_trace_tensor_info_s {
 PEAT_API peat_status_t peat_trace_tensor_count(const peat_trace_reader_t* reader, uint64_t index,
                                                peat_trace_slot_t slot, uint64_t* out_count);
 
-/* Describes tensor `tensor` of `slot` of record `index`. Errors as
- * peat_trace_tensor_count, and tensor out of range -> NOT_FOUND. */
+/* Describes tensor `tensor` of `slot` of record `index`. out->struct_size may
+ * be that of any released version of the struct (from the size ending at
+ * `checksum` up to sizeof): the library writes the fields inside it.
+ * Errors as peat_trace_tensor_count, tensor out of range -> NOT_FOUND, and
+ * struct_size below the first version's -> VERSION_MISMATCH. */
 PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader, uint64_t index,
                                               peat_trace_slot_t slot, uint64_t tensor,
                                               peat_trace_tensor_info_t* out);

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -35,6 +36,24 @@ void copy_versioned_struct(T& defaults_then_result, const T& user, std::string_v
          size, alignof(T));
   std::memcpy(&defaults_then_result, &user, size);
   defaults_then_result.struct_size = sizeof(T);
+}
+
+// Writing an output struct the caller sized: any struct_size from the first
+// released version's size (`first_size`, the offset where later appended
+// fields start) up to ours is accepted, and only the fields inside it are
+// written, so a caller built against an older header keeps working when the
+// struct grows. A larger size (a newer header) gets our fields, and its
+// struct_size is set to ours to say how much was written.
+template <typename T>
+void write_versioned_out(T* out, const T& value, std::size_t first_size, std::string_view name) {
+  if (out == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
+  const uint32_t size = out->struct_size;
+  if (size < first_size)
+    fail(PEAT_STATUS_VERSION_MISMATCH, "{}->struct_size is {}; this library needs at least {} (set it to sizeof)",
+         name, size, first_size);
+  const std::size_t n = size < sizeof(T) ? size : sizeof(T);
+  std::memcpy(static_cast<void*>(out), &value, n);
+  out->struct_size = static_cast<uint32_t>(n);
 }
 
 }  // namespace peat

@@ -1,9 +1,11 @@
 // Playback FI (see playback.hpp and peat/playback.h).
 #include "playback/playback.hpp"
 #include "playback/isolate.hpp"
+#include "playback/record_context.hpp"
 
 #include "analyzer/analyze.hpp"
 #include "core/error.hpp"
+#include "core/strided_copy.hpp"
 #include "core/status.hpp"
 #include "core/tensor_view.hpp"
 #include "injector/kernel_symbol.hpp"
@@ -21,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unordered_map>
 
 namespace peat::playback {
 
@@ -55,19 +58,25 @@ std::string shape_text(int32_t ndim, const int64_t* shape) {
 
 struct Buffer {
   std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // empty: compact row-major
   DLDataType dtype{};
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;         // of the compact payload
+  std::size_t storage = 0;       // bytes of `data`: the span of the strided layout
+  std::size_t first = 0;         // byte offset in `data` of the element at index 0
   std::unique_ptr<std::byte[]> data;
 
-  void allocate() { data = std::make_unique<std::byte[]>(bytes > 0 ? bytes : 1); }  // zero-filled
+  void allocate() {  // zero-filled
+    if (storage == 0) storage = bytes;
+    data = std::make_unique<std::byte[]>(storage > 0 ? storage : 1);
+  }
   DLTensor view() {
     DLTensor t{};
-    t.data = data.get();
+    t.data = data.get() + first;
     t.device = DLDevice{kDLCPU, 0};
     t.ndim = static_cast<int32_t>(shape.size());
     t.dtype = dtype;
     t.shape = shape.empty() ? nullptr : shape.data();
-    t.strides = nullptr;
+    t.strides = strides.empty() ? nullptr : strides.data();
     t.byte_offset = 0;
     return t;
   }
@@ -191,20 +200,7 @@ void Playback::load(Work& work) const {
   r.call_index = op->call_index();
   r.phase = op->phase();
   try {
-    if (const auto* attrs = op->attrs()) {
-      work.attrs.reserve(attrs->size());
-      for (const auto* a : *attrs) {
-        peat_attr_t v{};
-        v.key = str(a->key());
-        v.type = static_cast<peat_attr_type_t>(a->type());
-        v.i = a->i();
-        v.f = a->f();
-        v.s = str(a->s());
-        v.ints = a->ints() ? a->ints()->data() : nullptr;
-        v.n_ints = a->ints() ? a->ints()->size() : 0;
-        work.attrs.push_back(v);
-      }
-    }
+    work.attrs = record_attrs(reader_, work.record);
     // The per-record memory cap (reader option max_record_bytes): inputs and
     // golden outputs, plus the outputs of each run, are held at once.
     reader_.check_record_bytes(work.record, options_.run_twice ? 3 : 2);
@@ -222,6 +218,28 @@ void Playback::load(Work& work) const {
                                         slot == PEAT_TRACE_SLOT_INPUT ? "input" : "output", t, info.raw_bytes(),
                                         reader_.max_tensor_bytes())};
         b.bytes = static_cast<std::size_t>(info.raw_bytes());
+        // Inputs get the layout they were recorded with (the golden kernel's
+        // view of them); outputs are compact, as the candidate contract says.
+        if (slot == PEAT_TRACE_SLOT_INPUT && info.strides() != nullptr && b.bytes > 0) {
+          b.strides.assign(info.strides()->begin(), info.strides()->end());
+          int64_t lo = 0, hi = 0;  // the span was checked at open
+          strided_span(static_cast<int>(b.shape.size()), b.shape.data(), b.strides.data(), &lo, &hi);
+          const std::size_t es = trace::element_size(b.dtype);
+          const uint64_t span = static_cast<uint64_t>(hi - lo + 1) * es;
+          if (span > reader_.max_tensor_bytes())
+            throw RecordError{PEAT_STATUS_OUT_OF_MEMORY,
+                              fmt::format("input {} spans {} bytes in its recorded layout, above the reader's "
+                                          "max_tensor_bytes ({})",
+                                          t, span, reader_.max_tensor_bytes())};
+          b.storage = static_cast<std::size_t>(span);
+          b.first = static_cast<std::size_t>(-lo) * es;
+          b.allocate();
+          std::vector<std::byte> compact(b.bytes);
+          reader_.load(work.record, slot, t, compact.data(), compact.size());
+          scatter_strided(compact.data(), static_cast<int>(b.shape.size()), b.shape.data(), b.strides.data(),
+                          static_cast<int64_t>(b.bytes / es), es, b.data.get() + b.first);
+          continue;
+        }
         b.allocate();
         if (read) reader_.load(work.record, slot, t, b.data.get(), b.bytes);
       }
@@ -544,6 +562,12 @@ peat_signature_t Playback::group_signature(peat_playback_group_kind_t kind, uint
   return g.aggregators[output]->signature(static_cast<uint32_t>(which));
 }
 
+// The recorded name of output `i` of `record` ("grad_weight"; "" when none).
+std::string Playback::output_name(uint64_t record, std::size_t i) const {
+  if (i >= reader_.tensor_count(record, PEAT_TRACE_SLOT_OUTPUT)) return {};
+  return str(reader_.tensor(record, PEAT_TRACE_SLOT_OUTPUT, i).name());
+}
+
 void Playback::write_jsonl(const std::string& path, bool append) const {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent))
@@ -571,8 +595,10 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
     j["message"] = r.message;
     j["deterministic"] = r.deterministic;
     nlohmann::json outs = nlohmann::json::array();
-    for (const auto& sigs : r.signatures) {
+    for (std::size_t i = 0; i < r.signatures.size(); ++i) {
+      const auto& sigs = r.signatures[i];
       nlohmann::json o;
+      o["name"] = output_name(r.record, i);
       figures(sigs[PEAT_PLAYBACK_FIRST_VS_GOLDEN], o);
       if (run_twice()) o["repeat_mismatches"] = sigs[PEAT_PLAYBACK_SECOND_VS_FIRST].bitwise_mismatch_count;
       outs.push_back(std::move(o));
@@ -580,9 +606,13 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
     j["outputs"] = std::move(outs);
     out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }
+  std::unordered_map<std::string, uint64_t> first_ok;  // op -> its first compared record: names the outputs
+  for (const Result& r : results_)
+    if (r.status == PEAT_STATUS_OK) first_ok.emplace(r.op, r.record);
   for (const auto kind : {PEAT_PLAYBACK_BY_OP, PEAT_PLAYBACK_BY_LAYER}) {
     const Grouping& grp = grouping(kind);
     for (const Group& g : grp.groups) {
+      const auto named = kind == PEAT_PLAYBACK_BY_OP ? first_ok.find(g.name) : first_ok.end();
       nlohmann::json j;
       j["type"] = kind == PEAT_PLAYBACK_BY_OP ? "op" : "layer";
       j["name"] = g.name;
@@ -594,6 +624,7 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
       nlohmann::json outs = nlohmann::json::array();
       for (uint64_t i = 0; i < g.n_outputs; ++i) {
         nlohmann::json o;
+        o["name"] = named != first_ok.end() ? output_name(named->second, i) : std::string();
         figures(g.aggregators[i]->signature(PEAT_PLAYBACK_FIRST_VS_GOLDEN), o);
         if (run_twice())
           o["repeat_mismatches"] = g.aggregators[i]->signature(PEAT_PLAYBACK_SECOND_VS_FIRST).bitwise_mismatch_count;

@@ -79,6 +79,7 @@ class Playback {
   peat_signature_t group_signature(peat_playback_group_kind_t kind, uint64_t index, uint64_t output,
                                    peat_playback_compare_t which) const;
 
+  std::string output_name(uint64_t record, std::size_t output) const;
   void write_jsonl(const std::string& path, bool append) const;
 
   const trace::Reader& reader() const noexcept { return reader_; }

@@ -2,6 +2,7 @@
 
 #include "backend/backend.hpp"
 #include "core/error.hpp"
+#include "core/strided_copy.hpp"
 #include "core/tensor_view.hpp"
 #include "core/version.hpp"
 #include "session/session.hpp"
@@ -33,46 +34,6 @@ constexpr uint64_t kInlineBytes = 4096;
 // waiting, or at the latest after kLazyWrite.
 constexpr uint64_t kInlineWakeCount = 64;
 constexpr auto kLazyWrite = std::chrono::milliseconds(100);
-// Gathers a strided host view into compact row-major order: an odometer over
-// the outer dimensions and a tight loop over the innermost one (a transposed
-// GEMM operand is a strided view, and recording one must not cost a division
-// and a memcpy call per element on the training thread).
-template <typename T>
-void gather_rows(const TensorView& v, std::byte* out_bytes) {
-  T* out = reinterpret_cast<T*>(out_bytes);
-  const T* base = reinterpret_cast<const T*>(v.base);
-  const int last = v.ndim - 1;
-  const int64_t cols = v.shape[last], step = v.strides[last];
-  std::array<int64_t, kMaxDims> index{};
-  int64_t row_offset = 0;
-  for (int64_t done = 0; done < v.numel; done += cols) {
-    const T* src = base + row_offset;
-    for (int64_t j = 0; j < cols; ++j) out[j] = src[j * step];
-    out += cols;
-    for (int d = last - 1; d >= 0; --d) {  // next row: advance the odometer
-      row_offset += v.strides[d];
-      if (++index[d] < v.shape[d]) break;
-      row_offset -= v.strides[d] * v.shape[d];
-      index[d] = 0;
-    }
-  }
-}
-
-void copy_strided(const TensorView& v, std::size_t es, std::byte* out) {
-  if (v.numel == 0) return;
-  if (v.ndim >= 1) {
-    switch (es) {
-      case 1: return gather_rows<uint8_t>(v, out);
-      case 2: return gather_rows<uint16_t>(v, out);
-      case 4: return gather_rows<uint32_t>(v, out);
-      case 8: return gather_rows<uint64_t>(v, out);
-      default: break;
-    }
-  }
-  for (int64_t i = 0; i < v.numel; ++i)
-    std::memcpy(out + static_cast<std::size_t>(i) * es, v.base + v.offset_of(i) * static_cast<int64_t>(es), es);
-}
-
 }  // namespace
 
 struct Profiler::Job {
@@ -174,7 +135,7 @@ bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
   session_.check_op(op);
   {
     std::shared_lock lock(rules_mutex_);
-    if (op < rule_cache_.size() && rule_cache_[op] != kUndecided) return selects(rule_cache_[op], call, step);
+    if (op < rule_cache_.size() && rule_cache_[op] != kUndecided) return selects(rule_cache_[op], op, call, step);
   }
   const std::string& name = session_.op_name(op);  // throws NOT_FOUND
   std::unique_lock lock(rules_mutex_);
@@ -187,17 +148,44 @@ bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
     }
   }
   rule_cache_[op] = chosen;
-  return selects(chosen, call, step);
+  return selects(chosen, op, call, step);
 }
 
 // Whether rule `rule` (-1: none) selects a call; rules_mutex_ is held.
-bool Profiler::selects(int32_t rule, uint64_t call, int64_t step) const {
+bool Profiler::selects(int32_t rule, uint32_t op, uint64_t call, int64_t step) {
   if (rule < 0) return default_record_;
   const SampleRule& r = rules_[static_cast<std::size_t>(rule)];
   if (!r.record) return false;
-  if (r.every_n > 1 && call % r.every_n != 0) return false;
   if (r.first_k > 0 && call >= r.first_k) return false;
-  return step >= r.step_begin && step < r.step_end;
+  if (step < r.step_begin || step >= r.step_end) return false;
+  if (r.every_n <= 1) return true;
+  const uint64_t count = r.count_by == PEAT_SAMPLE_BY_CALL ? call : site_ordinal(op, call, step);
+  return count % r.every_n == 0;
+}
+
+// The count every_n tests under PEAT_SAMPLE_BY_SITE: (j + k) for the j-th step
+// (from 0) that reaches site k, the op's k-th call in `step`. Deciding the same
+// call twice gives the same count. Sites past kMaxSites calls in one step are
+// not tracked (bounded memory for a run that never marks a step): they count
+// as if reached for the first time, which is the call-index rule.
+uint64_t Profiler::site_ordinal(uint32_t op, uint64_t call, int64_t step) {
+  constexpr uint64_t kMaxSites = 4096;
+  std::lock_guard lock(sites_mutex_);
+  if (sites_.size() <= op) sites_.resize(static_cast<std::size_t>(op) + 1);
+  OpSites& s = sites_[op];
+  if (s.step != step) {
+    s.step = step;
+    s.first_call = call;
+  }
+  const uint64_t k = call >= s.first_call ? call - s.first_call : 0;
+  if (k >= kMaxSites) return k;
+  if (s.sites.size() <= k) s.sites.resize(static_cast<std::size_t>(k) + 1);
+  SiteCount& site = s.sites[static_cast<std::size_t>(k)];
+  if (site.last_step != step) {
+    site.last_step = step;
+    ++site.steps;
+  }
+  return site.steps - 1 + k;
 }
 
 // ----------------------------------------------------------- recording --
@@ -216,7 +204,14 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
   t.dtype = v.dtype;
   t.shape.assign(v.shape.begin(), v.shape.begin() + v.ndim);
   t.device = v.device;
+  // The logical layout as the caller passed it (DLPack strides, NULL =
+  // compact): playback rebuilds it, because a kernel may compute differently
+  // on another layout of the same values (a BLAS picks its kernel by the
+  // transpose flag). The payload itself is always compact row-major.
+  if (arg.tensor->strides != nullptr && !is_row_major(v.ndim, v.shape.data(), arg.tensor->strides))
+    t.strides.assign(arg.tensor->strides, arg.tensor->strides + v.ndim);
   const std::size_t es = trace::element_size(v.dtype);
+  if (arg.tensor->byte_offset % es == 0) t.storage_offset = static_cast<int64_t>(arg.tensor->byte_offset / es);
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(v.numel), es, &bytes))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: byte size overflows", what);
@@ -231,7 +226,7 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
   }
   t.bytes.resize(bytes);
   if (host) {
-    copy_strided(v, es, t.bytes.data());
+    gather_strided(v.base, v.ndim, v.shape.data(), v.strides.data(), v.numel, es, t.bytes.data());
     return t;
   }
   Backend& backend = session_.backend();

@@ -34,6 +34,7 @@ struct SampleRule {
   uint64_t first_k = 0;
   int64_t step_begin = 0;
   int64_t step_end = INT64_MAX;
+  peat_sample_count_t count_by = PEAT_SAMPLE_BY_SITE;
 };
 
 // A borrowed tensor handed to a record call.
@@ -91,7 +92,8 @@ class Profiler {
   struct Job;
 
   void check_usable() const;  // throws BAD_STATE / IO_ERROR
-  bool selects(int32_t rule, uint64_t call, int64_t step) const;
+  bool selects(int32_t rule, uint32_t op, uint64_t call, int64_t step);
+  uint64_t site_ordinal(uint32_t op, uint64_t call, int64_t step);
   uint64_t list_bytes(const TensorList& list, const char* what) const;
   bool over_budget(uint64_t bytes);
   trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
@@ -113,6 +115,20 @@ class Profiler {
   mutable std::shared_mutex rules_mutex_;
   std::vector<SampleRule> rules_;
   std::vector<int32_t> rule_cache_;  // per op id: rule index, -1 none, -2 not yet decided
+  // Per-site counting (PEAT_SAMPLE_BY_SITE): per op id, the step its calls
+  // were last seen at, the first call index of that step, and per site (the
+  // k-th call in a step) how many steps reached it and the last one that did.
+  struct SiteCount {
+    int64_t last_step = INT64_MIN;
+    uint64_t steps = 0;
+  };
+  struct OpSites {
+    int64_t step = INT64_MIN;
+    uint64_t first_call = 0;
+    std::vector<SiteCount> sites;
+  };
+  std::mutex sites_mutex_;
+  std::vector<OpSites> sites_;
 
   // queue
   mutable std::mutex mutex_;

@@ -1,6 +1,7 @@
 #include "trace/reader.hpp"
 
 #include "core/error.hpp"
+#include "core/strided_copy.hpp"
 #include "core/utf8.hpp"
 #include "trace/codec.hpp"
 #include "trace/format.hpp"
@@ -84,6 +85,16 @@ std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len) {
     return "tensor byte size overflows";
   if (raw != t->raw_bytes())
     return fmt::format("tensor declares {} bytes but its shape and dtype give {}", t->raw_bytes(), raw);
+  if (const auto* strides = t->strides()) {  // format 1.1: the recorded layout
+    if (misaligned(strides)) return "tensor strides vector is not 8-byte aligned";
+    if (strides->size() != ndim)
+      return fmt::format("tensor has {} strides for {} dimensions", strides->size(), ndim);
+    int64_t lo = 0, hi = 0, span = 0;
+    if (!strided_span(static_cast<int>(ndim), shape ? shape->data() : nullptr, strides->data(), &lo, &hi) ||
+        __builtin_sub_overflow(hi, lo, &span) || span >= INT64_MAX / 64)
+      return "tensor strides span more elements than a storage can hold";
+  }
+  if (t->storage_offset() < 0) return fmt::format("tensor storage offset {} is negative", t->storage_offset());
   const auto codec = static_cast<peat_trace_codec_t>(t->codec());
   if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     return fmt::format("tensor has unknown codec {}", static_cast<int>(codec));

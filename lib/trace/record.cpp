@@ -35,6 +35,11 @@ void check_tensor(const TensorData& tensor, const std::string& what) {
     if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
       fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: element count overflows", what);
   }
+  if (!tensor.strides.empty() && tensor.strides.size() != tensor.shape.size())
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: {} strides for {} dimensions", what, tensor.strides.size(),
+         tensor.shape.size());
+  if (tensor.storage_offset < 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: negative storage offset {}", what, tensor.storage_offset);
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(numel, element_size(tensor.dtype), &bytes) || bytes != tensor.bytes.size())
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: holds {} bytes but its shape and dtype need {}", what,
@@ -123,6 +128,7 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
     raw_total += t.bytes.size();
     const auto name = builder.CreateString(t.name);
     const auto shape = builder.CreateVector(t.shape);
+    const auto strides = t.strides.empty() ? fbs::Offset<fbs::Vector<int64_t>>() : builder.CreateVector(t.strides);
     fb::TensorBuilder tb(builder);
     tb.add_name(name);
     tb.add_dtype_code(t.dtype.code);
@@ -136,6 +142,8 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
     tb.add_payload_offset(at);
     tb.add_encoded_bytes(n);
     tb.add_checksum(sum);
+    if (!t.strides.empty()) tb.add_strides(strides);
+    if (t.storage_offset != 0) tb.add_storage_offset(t.storage_offset);
     offsets.push_back(tb.Finish());
   }
   return builder.CreateVector(offsets);

@@ -21,6 +21,8 @@ struct TensorData {
   std::vector<int64_t> shape;
   DLDevice device{kDLCPU, 0};
   std::vector<std::byte> bytes;  // compact row-major host copy, numel * element size bytes
+  std::vector<int64_t> strides;  // the logical layout's element strides; empty = compact row-major
+  int64_t storage_offset = 0;    // elements from the storage start (DLTensor byte_offset / element size)
 };
 
 struct AttrData {

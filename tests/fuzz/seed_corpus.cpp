@@ -58,6 +58,8 @@ std::vector<RecordData> records() {
               {"layout", PEAT_ATTR_STRING, 0, 0, "NCHW", {}},
               {"dims", PEAT_ATTR_INT_ARRAY, 0, 0, "", {2, 3, 4}}};
   op.inputs = {tensor("a", {kDLFloat, 32, 1}, {4, 8}, 1), tensor("b", {kDLBfloat, 16, 1}, {8, 3}, 2)};
+  op.inputs[1].strides = {1, 8};  // format 1.1: a transposed operand keeps its layout
+  op.inputs[1].storage_offset = 2;
   op.outputs = {tensor("c", {kDLFloat, 16, 1}, {4, 3}, 3)};
   out.emplace_back(op);
   OpData small;

@@ -253,7 +253,7 @@ def test_profiler_and_trace_reader_round_trip(session, tmp_path, rng):
     b = rng.standard_normal((7, 3)).astype(np.float64)
     with peat.Profiler(session, path, framework="pytest", tags={"model": "tiny"}) as prof:
         prof.add_rule("skip*", record=False)
-        prof.add_rule("aten::*", every_n=2)
+        prof.add_rule("aten::*", every_n=2, count_by="call")
         assert prof.should_record("aten::mm", 0) and not prof.should_record("aten::mm", 1)
         prof.mark_step(3)
         for _ in range(3):

@@ -154,7 +154,23 @@ def test_run_candidate_propagates_candidate_and_strided_inputs():
                                     pt.autocast_candidate(torch.bfloat16), a, b.t())
     expect = (a.to(torch.bfloat16) @ b.t().to(torch.bfloat16)).float()
     assert torch.equal(out, expect) and firings[0]["action"] == "run_candidate"
-    assert sigs["aten::mm"].count == 40 * 24
+    # the candidate alone ran: no comparison (run_both is the mode that compares)
+    assert firings[0]["status"] == "ok" and firings[0]["signature"] is None and sigs == {}
+    (out,), sigs, firings = _mm_run({"action": "run_both"},
+                                    pt.autocast_candidate(torch.bfloat16), a, b.t())
+    assert torch.equal(out, a @ b.t()) and sigs["aten::mm"].count == 40 * 24
+
+
+def test_run_candidate_falls_back_to_golden_when_the_candidate_fails():
+    a, b = torch.randn(8, 4), torch.randn(4, 3)
+
+    def broken(func, args, kwargs):
+        raise RuntimeError("no kernel")
+    (out,), _, firings = _mm_run({"action": "run_candidate"}, broken, a, b)
+    assert torch.equal(out, a @ b) and firings[0]["status"].startswith("candidate failed")
+    (out,), _, firings = _mm_run({"action": "run_candidate"},
+                                 lambda func, args, kwargs: torch.zeros(3, 3), a, b)
+    assert torch.equal(out, a @ b) and firings[0]["status"] == "candidate output shapes differ"
 
 
 def test_injected_exponent_bit_flip_changes_exactly_one_element():
@@ -243,6 +259,10 @@ def test_candidate_from_a_shared_object():
                                     pt.shared_object_candidate(f"{lib}:peat_cand_blocked_kernel"),
                                     a, b)
     assert firings[0]["status"] == "ok" and out.shape == (33, 50)
+    assert torch.allclose(out, a @ b, rtol=1e-5) and sigs == {}  # run_candidate compares nothing
+    (out,), sigs, firings = _mm_run({"action": "run_both"},
+                                    pt.shared_object_candidate(f"{lib}:peat_cand_blocked_kernel"),
+                                    a, b)
     sig = sigs["aten::mm"]
     assert sig.count == 33 * 50 and sig.reduction_length == 70
     det, prob = sig.rounding_bound_ratio  # a different summation order: rounding level

@@ -585,3 +585,78 @@ TEST_CASE("profiler: close while other threads record leaves a complete, readabl
   REQUIRE(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
   peat_trace_close(r);
 }
+
+// A Linear layer's backward calls the same mm twice per step (input gradient,
+// then weight gradient). Counting call indices at an even every_n records only
+// the first of them, forever; counting per call site records both.
+TEST_CASE("profiler: every_n counts per call site, so no site of a step is skipped", "[profiler]") {
+  for (const uint64_t every_n : {2u, 10u}) {
+    for (const peat_sample_count_t count_by : {PEAT_SAMPLE_BY_SITE, PEAT_SAMPLE_BY_CALL}) {
+      TempDir dir;
+      Session session;
+      const uint32_t mm = session.op("fc/aten::mm");
+      peat_profiler_t* p = make_profiler(session.s, dir.file("sites.peat"));
+      peat_sample_rule_t rule;
+      peat_sample_rule_init(&rule);
+      CHECK(rule.count_by == PEAT_SAMPLE_BY_SITE);
+      rule.op_glob = "*";
+      rule.every_n = every_n;
+      rule.count_by = count_by;
+      REQUIRE(peat_profiler_add_rule(p, &rule) == PEAT_STATUS_OK);
+      constexpr int kSteps = 20, kSites = 2;
+      int per_site[kSites] = {0, 0};
+      for (int64_t step = 0; step < kSteps; ++step) {
+        REQUIRE(peat_profiler_mark_step(p, step) == PEAT_STATUS_OK);
+        for (int site = 0; site < kSites; ++site) {
+          uint64_t next = 0;
+          REQUIRE(peat_session_call_count(session.s, mm, &next) == PEAT_STATUS_OK);
+          int32_t asked = -1, again = -1, recorded = -1;
+          REQUIRE(peat_profiler_should_record(p, mm, next, -1, &asked) == PEAT_STATUS_OK);
+          REQUIRE(peat_profiler_should_record(p, mm, next, -1, &again) == PEAT_STATUS_OK);
+          CHECK(asked == again);  // asking is idempotent
+          peat_op_record_t rec;
+          peat_op_record_init(&rec);
+          rec.op = mm;
+          REQUIRE(peat_profiler_record_op(p, &rec, &recorded, nullptr) == PEAT_STATUS_OK);
+          CHECK(recorded == asked);
+          const uint64_t count = count_by == PEAT_SAMPLE_BY_SITE ? static_cast<uint64_t>(step + site) : next;
+          CHECK(recorded == (count % every_n == 0 ? 1 : 0));
+          per_site[site] += recorded;
+        }
+      }
+      REQUIRE(peat_profiler_close(p) == PEAT_STATUS_OK);
+      peat_profiler_destroy(p);
+      INFO("every_n " << every_n << ", count_by " << count_by);
+      if (count_by == PEAT_SAMPLE_BY_SITE) {
+        // each site at 1 in every_n of its steps
+        CHECK(per_site[0] == static_cast<int>((kSteps + every_n - 1) / every_n));
+        CHECK(per_site[1] == static_cast<int>((kSteps + every_n - 2) / every_n));
+        CHECK(per_site[1] > 0);
+      } else {
+        CHECK(per_site[0] > 0);
+        CHECK(per_site[1] == 0);  // the rule of 0.1: the weight-gradient mm never recorded
+      }
+    }
+  }
+}
+
+TEST_CASE("profiler: without step markers every_n per site is the call-index rule", "[profiler]") {
+  TempDir dir;
+  Session session;
+  const uint32_t op = session.op("aten::mm");
+  peat_profiler_t* p = make_profiler(session.s, dir.file("nosteps.peat"));
+  peat_sample_rule_t rule;
+  peat_sample_rule_init(&rule);
+  rule.op_glob = "*";
+  rule.every_n = 3;
+  REQUIRE(peat_profiler_add_rule(p, &rule) == PEAT_STATUS_OK);
+  for (uint64_t call = 0; call < 5000; ++call) {  // past the tracked sites too
+    int32_t rec = -1;
+    REQUIRE(peat_profiler_should_record(p, op, call, -1, &rec) == PEAT_STATUS_OK);
+    CHECK(rec == (call % 3 == 0 ? 1 : 0));
+  }
+  rule.count_by = 2;
+  CHECK(peat_profiler_add_rule(p, &rule) == PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK(std::string(peat_last_error_message()).find("count_by") != std::string::npos);
+  peat_profiler_destroy(p);
+}

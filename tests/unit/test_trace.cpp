@@ -601,7 +601,10 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     CHECK(open_status(path, &msg) == PEAT_STATUS_CORRUPT_DATA);
     CHECK(msg.find("magic") != std::string::npos);
     wrong = bytes;
-    wrong[8] = 2;  // major 2
+    wrong[8] = 2;  // major 2, minor 0
+    wrong[9] = 0;
+    wrong[10] = 0;
+    wrong[11] = 0;
     peat_test::write_file(path, wrong);
     CHECK(open_status(path, &msg) == PEAT_STATUS_VERSION_MISMATCH);
     CHECK(msg.find("version 2." + std::to_string(PEAT_TRACE_FORMAT_MINOR)) != std::string::npos);

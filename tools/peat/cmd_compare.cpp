@@ -80,6 +80,7 @@ struct Family {
   peat_detection_t detection{};
   bool detected = false;
   int64_t k = 0;
+  peat_op_kind_t kind = PEAT_OP_KIND_UNKNOWN;  // the library's rule on the family's first golden record
 };
 
 Tensor load(const peat_trace_reader_t* r, uint64_t rec, uint64_t t, const std::string& path) {
@@ -108,7 +109,11 @@ int run(const Options& opt) {
       fam.name = std::get<0>(key);
       fam.phase = std::get<1>(key);
       peat_signature_init(&fam.signature);
-      fam.k = reduction_length_of(g.get(), grec, fam.name);
+      peat_detect_context_t ctx;
+      peat_detect_context_init(&ctx);
+      check(peat_playback_detect_context(g.get(), grec, 0, 0, &ctx), opt.golden);
+      fam.k = ctx.reduction_length;
+      fam.kind = ctx.op_kind;
     }
     const uint64_t outs = std::min(ginfo.n_outputs, cinfo.n_outputs);
     for (uint64_t t = 0; t < outs; ++t) {
@@ -134,7 +139,7 @@ int run(const Options& opt) {
       } else {
         peat_detect_context_t ctx;
         peat_detect_context_init(&ctx);
-        ctx.op_kind = fam.k > 0 ? op_kind_of_family(fam.name) : PEAT_OP_KIND_UNKNOWN;
+        ctx.op_kind = fam.k > 0 ? fam.kind : PEAT_OP_KIND_UNKNOWN;
         ctx.map = &map;
         p.detected = peat_detect(&p.signature, &ctx, &p.detection) == PEAT_STATUS_OK;
         if (peat_signature_merge(&fam.signature, &p.signature) != PEAT_STATUS_OK) ++fam.unmerged;
@@ -148,7 +153,7 @@ int run(const Options& opt) {
     if (fam.signature.count > 0) {
       peat_detect_context_t ctx;
       peat_detect_context_init(&ctx);
-      ctx.op_kind = fam.k > 0 ? op_kind_of_family(fam.name) : PEAT_OP_KIND_UNKNOWN;
+      ctx.op_kind = fam.k > 0 ? fam.kind : PEAT_OP_KIND_UNKNOWN;
       peat_detection_init(&fam.detection);
       fam.detected = peat_detect(&fam.signature, &ctx, &fam.detection) == PEAT_STATUS_OK;
     }

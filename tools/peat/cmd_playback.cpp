@@ -72,6 +72,7 @@ int run(const Options& opt) {
       nlohmann::json o = signature_json(v.signature);
       o["op"] = v.op;
       o["output"] = v.output;
+      o["output_name"] = v.output_name;
       o["records"] = v.group.records;
       o["ok"] = v.group.ok;
       o["failed"] = v.group.failed;
@@ -105,11 +106,12 @@ int run(const Options& opt) {
                 static_cast<unsigned long long>(s.ok), static_cast<unsigned long long>(s.failed),
                 static_cast<unsigned long long>(s.exact), static_cast<unsigned long long>(s.mismatched),
                 static_cast<unsigned long long>(s.nondeterministic));
-    std::printf("%-28s %4s %7s %6s %6s %12s %12s %11s %11s  %s\n", "op", "out", "records", "exact", "failed", "mismatches",
+    std::printf("%-28s %-12s %7s %6s %6s %12s %12s %11s %11s  %s\n", "op", "output", "records", "exact", "failed", "mismatches",
                 "tol. fails", "max rel", "rel. L2", "verdict");
     for (const OpVerdict& v : replay.ops())
-      std::printf("%-28s %4llu %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", printable(v.op).c_str(),
-                  static_cast<unsigned long long>(v.output), static_cast<unsigned long long>(v.group.records),
+      std::printf("%-28s %-12s %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", printable(v.op).c_str(),
+                  (v.output_name.empty() ? std::to_string(v.output) : v.output_name).c_str(),
+                  static_cast<unsigned long long>(v.group.records),
                   static_cast<unsigned long long>(v.group.exact), static_cast<unsigned long long>(v.group.failed),
                   static_cast<unsigned long long>(v.signature.bitwise_mismatch_count),
                   static_cast<unsigned long long>(v.signature.tolerance_fail_count), v.signature.max_rel_error,

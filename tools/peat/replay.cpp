@@ -43,23 +43,6 @@ peat_kernel_fn load_kernel(const std::string& spec) {
   return reinterpret_cast<peat_kernel_fn>(fn);
 }
 
-int64_t reduction_length_of(const peat_trace_reader_t* reader, uint64_t record, const std::string& family) {
-  const peat_trace_record_info_t info = record_info(reader, record);
-  for (uint64_t a = 0; a < info.n_attrs; ++a) {
-    peat_attr_t attr{};
-    if (peat_trace_attr(reader, record, a, &attr) != PEAT_STATUS_OK) continue;
-    if ((std::strcmp(attr.key, "K") == 0 || std::strcmp(attr.key, "k") == 0) && attr.type == PEAT_ATTR_INT && attr.i > 0)
-      return attr.i;
-  }
-  if ((family == "gemm" || family == "gemv") && info.n_inputs > 0) {
-    peat_trace_tensor_info_t t{};
-    t.struct_size = sizeof t;
-    if (peat_trace_tensor_info(reader, record, PEAT_TRACE_SLOT_INPUT, 0, &t) == PEAT_STATUS_OK && t.ndim >= 1)
-      return t.shape[t.ndim - 1];
-  }
-  return 0;
-}
-
 Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const ReplayOptions& options)
     : reader_(reader), path_(std::move(trace_path)), options_(options) {
   // Load the kernel first: a bad spec is reported before any work.
@@ -120,11 +103,16 @@ void Replay::detect_ops() {
         break;
       }
     }
-    const std::string family = op_family(group.name);
     for (uint64_t out = 0; out < group.n_outputs; ++out) {
       OpVerdict v;
       v.op = group.name;
       v.output = out;
+      if (first != UINT64_MAX) {
+        peat_trace_tensor_info_t info{};
+        info.struct_size = sizeof info;
+        if (peat_trace_tensor_info(reader_, first, PEAT_TRACE_SLOT_OUTPUT, out, &info) == PEAT_STATUS_OK)
+          v.output_name = info.name;
+      }
       v.group = group;
       v.step = step;
       peat_signature_init(&v.signature);
@@ -134,13 +122,10 @@ void Replay::detect_ops() {
       peat_signature_init(&rerun);
       const bool have_rerun = options_.run_twice && peat_playback_group_signature(playback_, PEAT_PLAYBACK_BY_OP, g, out,
                                                                                   PEAT_PLAYBACK_SECOND_VS_GOLDEN, &rerun) == PEAT_STATUS_OK;
-      peat_detect_context_t ctx;
+      peat_detect_context_t ctx;  // op kind and K of this output: the library's one rule
       peat_detect_context_init(&ctx);
-      ctx.op_kind = op_kind_of_family(family);
-      if (ctx.op_kind == PEAT_OP_KIND_GEMM || ctx.op_kind == PEAT_OP_KIND_CONV || ctx.op_kind == PEAT_OP_KIND_REDUCTION) {
-        ctx.reduction_length = first == UINT64_MAX ? 0 : reduction_length_of(reader_, first, family);
-        if (ctx.reduction_length == 0 && v.signature.reduction_length == 0) ctx.op_kind = PEAT_OP_KIND_UNKNOWN;
-      }
+      if (first != UINT64_MAX)
+        check(peat_playback_detect_context(reader_, first, out, v.signature.reduction_length, &ctx), "op context");
       if (have_rerun && rerun.count == v.signature.count) ctx.rerun = &rerun;
       peat_detection_init(&v.detection);
       if (v.signature.count == 0) {

@@ -24,6 +24,7 @@ struct ReplayOptions {
 struct OpVerdict {
   std::string op;
   uint64_t output = 0;
+  std::string output_name;  // the recorded output's name ("grad_weight"); "" when it has none
   peat_playback_group_t group{};
   peat_signature_t signature{};
   peat_detection_t detection{};
@@ -65,10 +66,6 @@ class Replay {
   std::vector<OpVerdict> ops_;
   WorstCall worst_;
 };
-
-// The reduction length K of an op record: its "K" (or "k") integer attribute,
-// else for GEMM-like ops the last extent of input 0; 0 when unknown.
-int64_t reduction_length_of(const peat_trace_reader_t* reader, uint64_t record, const std::string& family);
 
 // "lib.so:symbol" -> the kernel, opened with dlopen(RTLD_NOW | RTLD_LOCAL).
 // Throws CliError(kCandidate) naming the library and dlerror()'s text.

@@ -22,7 +22,8 @@ from .analyzer import (Aggregator, SeriesPoint, Signature, SpatialMap, analyze,
                        default_tolerance, empty_spatial_map, make_config,
                        spatial_map_shape)
 from .backend import Backend, Device
-from .detector import (Detection, Verdict, detect, float_format_name, op_kind_name, op_kind_of,
+from .detector import (Detection, Verdict, detect, float_format_name, op_context, op_family,
+                       op_kind_name, op_kind_of,
                        reduction_length_of, verdict_table)
 from .errors import (BadStateError, BufferTooSmallError, CallbackFailedError, CancelledError,
                      CorruptDataError, InternalError, InvalidArgumentError, NotFoundError,

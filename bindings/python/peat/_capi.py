@@ -207,7 +207,8 @@ class TraceTensorInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("ndim", c_int32), ("name", c_char_p),
                 ("dtype", DLDataType), ("device", DLDevice), ("shape", POINTER(c_int64)),
                 ("numel", c_int64), ("raw_bytes", c_uint64), ("encoded_bytes", c_uint64),
-                ("codec", c_int32), ("reserved", c_int32), ("checksum", c_uint64)]
+                ("codec", c_int32), ("reserved", c_int32), ("checksum", c_uint64),
+                ("strides", POINTER(c_int64)), ("storage_offset", c_int64)]
 
 # ---------------------------------------------------------------- profiler --
 
@@ -227,7 +228,7 @@ class ProfilerOptions(Structure):
 class SampleRule(Structure):
     _fields_ = [("struct_size", c_uint32), ("record", c_int32), ("op_glob", c_char_p),
                 ("every_n", c_uint64), ("first_k", c_uint64), ("step_begin", c_int64),
-                ("step_end", c_int64)]
+                ("step_end", c_int64), ("count_by", c_int32), ("reserved", c_int32)]
 
 
 class OpRecord(Structure):
@@ -532,7 +533,11 @@ _PROTOTYPES = {
     "peat_detection_render": (S, [P(Detection), c_int32, c_char_p, c_size_t, P(c_size_t)]),
     "peat_op_kind_name": (c_char_p, [c_int32]),
     "peat_float_format_name": (c_char_p, [c_int32]),
+    "peat_op_family": (c_size_t, [c_char_p, c_char_p, c_size_t]),
+    "peat_detect_context_infer": (S, [P(DetectContext), c_char_p, c_uint64, P(c_int32),
+                                      P(P(c_int64)), P(Attr), c_uint64, c_uint64, c_int64]),
     # playback.h
+    "peat_playback_detect_context": (S, [c_void_p, c_uint64, c_uint64, c_int64, P(DetectContext)]),
     "peat_playback_options_init": (None, [P(PlaybackOptions)]),
     "peat_report_options_init": (None, [P(ReportOptions)]),
     "peat_report_create": (S, [P(ReportOptions), P(c_void_p)]),

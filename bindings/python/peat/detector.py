@@ -36,65 +36,51 @@ def float_format_name(fmt: int) -> str:
     return lib.peat_float_format_name(fmt).decode()
 
 
-def _prod(values) -> int:
-    out = 1
-    for v in values:
-        out *= int(v)
-    return out
+def op_family(op: str) -> str:
+    """The library's family of an op name ("cublasSgemm_v2" -> "gemm";
+    peat_op_family)."""
+    n = lib.peat_op_family(op.encode(), None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    lib.peat_op_family(op.encode(), buf, n + 1)
+    return buf.value.decode()
 
 
-def _conv_backward_output(output: int, attrs) -> int:
-    """Which of (grad input, grad weight, grad bias) recorded output `output`
-    of aten::convolution_backward is: absent gradients (output_mask, the
-    recorded arg10) are not recorded. -1 when unknown."""
-    mask = (attrs or {}).get("arg10", [1, 1, 1])
-    present = [i for i in range(3) if i < len(mask) and mask[i]]
-    return present[output] if 0 <= output < len(present) else -1
-
-
-def _packet(aten_op: str) -> str:
-    return aten_op.rsplit("::", 1)[-1].split(".")[0].split(" ")[0]
+def op_context(aten_op: str, input_shapes=(), output: int = 0, attrs=None,
+               signature_k: int = 0) -> tuple:
+    """(op kind name, reduction length K) of output `output` of a call of
+    `aten_op` with these input shapes (the tensor arguments in recorded order)
+    and attributes: the library's one rule (peat_detect_context_infer;
+    docs/error-models.md, "Op contexts"). A kind that needs K and has none
+    is "unknown" unless signature_k > 0."""
+    from .profiler import _attrs as attr_array
+    shapes = [tuple(int(v) for v in s) for s in input_shapes]
+    n = len(shapes)
+    ndims = (ctypes.c_int32 * max(n, 1))(*[len(s) for s in shapes])
+    rows = [(ctypes.c_int64 * max(len(s), 1))(*s) for s in shapes]
+    ptrs = (ctypes.POINTER(ctypes.c_int64) * max(n, 1))(
+        *[ctypes.cast(r, ctypes.POINTER(ctypes.c_int64)) for r in rows])
+    attrs = dict(attrs or {})
+    arr, _keep = attr_array(attrs) if attrs else (None, [])
+    ctx = _capi.DetectContext()
+    lib.peat_detect_context_init(byref(ctx))
+    check(lib.peat_detect_context_infer(byref(ctx), aten_op.encode(), n, ndims, ptrs, arr,
+                                        len(attrs), output, signature_k),
+          "peat_detect_context_infer")
+    return op_kind_name(ctx.op_kind), ctx.reduction_length
 
 
 def op_kind_of(aten_op: str, output: int = 0, attrs=None) -> str:
-    """The Detector's op kind of output `output` of an aten op
-    ("fc/aten::addmm" -> "gemm"); `attrs` are the record's attributes (they
-    say which gradients a convolution_backward record holds)."""
-    packet = _packet(aten_op)
-    if packet in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear"):
-        return "gemm"
-    if packet == "convolution":
-        return "conv"
-    if packet == "convolution_backward":
-        which = _conv_backward_output(output, attrs)
-        return {0: "conv", 1: "conv", 2: "reduction"}.get(which, "unknown")
-    return "unknown"
+    """The Detector's op kind of output `output` of an op by its name alone
+    ("fc/aten::addmm" -> "gemm"; the K it needs comes from elsewhere, e.g.
+    the signature); `attrs` are the record's attributes (they say which
+    gradients a convolution_backward record holds). See op_context."""
+    return op_context(aten_op, (), output, attrs, signature_k=1)[0]
 
 
 def reduction_length_of(aten_op: str, input_shapes, output: int = 0, attrs=None) -> int:
-    """The reduction length K of output `output` of an aten op call from its
-    input shapes (as recorded: the tensor arguments in order) and attributes;
-    0 when unknown. convolution_backward: grad input sums C_out/groups * kernel
-    size terms, grad weight and grad bias N * output size terms."""
-    packet = _packet(aten_op)
-    try:
-        if packet in ("mm", "bmm"):
-            return int(input_shapes[0][-1])
-        if packet in ("addmm", "baddbmm"):
-            return int(input_shapes[1][-1])
-        if packet == "convolution":
-            return _prod(input_shapes[1][1:])
-        if packet == "convolution_backward":
-            grad_out, weight = input_shapes[0], input_shapes[2]
-            which = _conv_backward_output(output, attrs)
-            if which == 0:
-                groups = max(int((attrs or {}).get("arg9", 1)), 1)
-                return int(weight[0]) // groups * _prod(weight[2:])
-            if which in (1, 2):
-                return int(grad_out[0]) * _prod(grad_out[2:])
-    except (IndexError, TypeError, ValueError):
-        pass
-    return 0
+    """The reduction length K of output `output` of an op call from its input
+    shapes and attributes; 0 when unknown. See op_context."""
+    return op_context(aten_op, input_shapes, output, attrs)[1]
 
 
 @dataclasses.dataclass

@@ -305,15 +305,42 @@ class Playback(OwnsHandle):
               "peat_playback_group_signature")
         return Signature.from_struct(s)
 
-    def signatures(self, by: str = "op", output: int = 0,
+    def _outputs(self, g: Group, output) -> list:
+        """[(output index, label)] of a group: every output (output None) or
+        one. The label is the group name for a single-output group or a
+        chosen output, else "<name>[<output name>]" with the name its first
+        compared record gives the output ("grad_weight"; the index when
+        unnamed)."""
+        from .labels import output_label
+        if output is not None:
+            return [(output, g.name)] if output < g.n_outputs else []
+        wanted = range(g.n_outputs)
+        first = None
+        if g.n_outputs > 1 and g.kind == "op":
+            first = next((r.record for r in self.results()
+                          if r.op == g.name and r.status_code == 0), None)
+        out = []
+        for i in wanted:
+            if i >= g.n_outputs:
+                continue
+            name = self.reader.tensor_info(first, "output", i).name if first is not None else ""
+            out.append((i, output_label(g.name, name, i, g.n_outputs)))
+        return out
+
+    def signatures(self, by: str = "op", output: int | None = None,
                    which: str = "first_vs_golden") -> dict:
-        """{group name: merged Signature} of the groups with compared records."""
+        """{label: merged Signature} of the groups with compared records, for
+        every output, labelled as in _outputs (e.g.
+        "conv1/aten::convolution_backward[grad_weight]"), or of output
+        `output` only, labelled by group name."""
         out = {}
         for g in self.groups(by):
-            if g.ok and output < g.n_outputs:
-                sig = self.group_signature(g.index, by, output, which)
+            if not g.ok:
+                continue
+            for i, label in self._outputs(g, output):
+                sig = self.group_signature(g.index, by, i, which)
                 if sig.count:
-                    out[g.name] = sig
+                    out[label] = sig
         return out
 
     def reduction_lengths(self, output: int = 0) -> dict:
@@ -327,14 +354,20 @@ class Playback(OwnsHandle):
         return out
 
     def _record_k(self, record: int, op: str, output: int = 0) -> int:
-        from .detector import reduction_length_of
-        n = self.reader.tensor_count(record, "input")
-        shapes = [self.reader.tensor_info(record, "input", i).shape for i in range(n)]
-        return reduction_length_of(op, shapes, output, self.reader.attrs(record))
+        return self._record_context(record, output)[1]
 
     def _record_kind(self, record: int, op: str, output: int = 0) -> str:
-        from .detector import op_kind_of
-        return op_kind_of(op, output, self.reader.attrs(record))
+        return self._record_context(record, output, signature_k=1)[0]
+
+    def _record_context(self, record: int, output: int = 0, signature_k: int = 0) -> tuple:
+        """(op kind, K) of output `output` of a recorded call: the library's
+        rule on the record (peat_playback_detect_context)."""
+        from .detector import op_kind_name
+        ctx = _capi.DetectContext()
+        lib.peat_detect_context_init(byref(ctx))
+        check(lib.peat_playback_detect_context(self.reader._h, record, output, signature_k,
+                                               byref(ctx)), "peat_playback_detect_context")
+        return op_kind_name(ctx.op_kind), ctx.reduction_length
 
     def detect_record(self, index: int, output: int = 0, which: str = "first_vs_golden",
                       **context):
@@ -350,45 +383,61 @@ class Playback(OwnsHandle):
             ctx["op_kind"] = "unknown"
         return detect(self.result_signature(index, output, which), **ctx)
 
-    def record_verdicts(self, output: int = 0, which: str = "first_vs_golden",
+    def record_verdicts(self, output: int | None = None, which: str = "first_vs_golden",
                         **context) -> dict:
-        """{op name: {model name: records}}: the top verdict of each compared
-        record, counted per op. Unlike detect(), which judges each op's
-        merged signature, this keeps calls of different shapes and scales
-        apart."""
+        """{label: {model name: records}}: the top verdict of each compared
+        record, counted per op and output (labels as in signatures(); the op
+        name alone when `output` is given). Unlike
+        detect(), which judges each op's merged signature, this keeps calls
+        of different shapes and scales apart."""
+        from .labels import output_label
         out = {}
         for res in self.results():
-            if res.status_code != 0 or output >= res.n_outputs:
+            if res.status_code != 0:
                 continue
-            model = self.detect_record(res.index, output, which, **context).top.model
-            counts = out.setdefault(res.op, {})
-            counts[model] = counts.get(model, 0) + 1
+            wanted = range(res.n_outputs) if output is None else [output]
+            for i in wanted:
+                if i >= res.n_outputs:
+                    continue
+                model = self.detect_record(res.index, i, which, **context).top.model
+                name = self.reader.tensor_info(res.record, "output", i).name
+                label = res.op if output is not None else output_label(res.op, name, i,
+                                                                        res.n_outputs)
+                counts = out.setdefault(label, {})
+                counts[model] = counts.get(model, 0) + 1
         return out
 
-    def detect(self, by: str = "op", output: int = 0, which: str = "first_vs_golden",
-               **context) -> dict:
-        """{group name: peat.Detection} of the merged signatures (see
-        peat.detect for `context`). By op, the op kind ("gemm", "conv",
-        "reduction") and the reduction length K follow from the op name and
-        the recorded input shapes and attributes unless given; ops without a
+    def detect(self, by: str = "op", output: int | None = None,
+               which: str = "first_vs_golden", **context) -> dict:
+        """{label: peat.Detection} of the merged signatures of every output
+        (or output `output` only; labels as in signatures(); see peat.detect
+        for `context`). By op, the op kind ("gemm", "conv", "reduction") and
+        the reduction length K of each output follow from the op name and the
+        recorded input shapes and attributes unless given; ops without a
         known K get the elementwise allowance ("unknown")."""
         from .detector import detect
-        ks, kinds = {}, {}
-        if by == "op":
-            for r in self.results():
-                kinds.setdefault(r.op, self._record_kind(r.record, r.op, output))
-                if "reduction_length" not in context:
-                    ks[r.op] = max(ks.get(r.op, 0), self._record_k(r.record, r.op, output))
+        results = self.results() if by == "op" else []
         out = {}
-        for name, sig in self.signatures(by, output, which).items():
-            ctx = dict(context)
-            if by == "op":
-                ctx.setdefault("reduction_length", ks.get(name, 0))
-                ctx.setdefault("op_kind", kinds.get(name, "unknown"))
-                if ctx["op_kind"] != "unknown" and ctx["reduction_length"] <= 0 \
-                        and sig.reduction_length <= 0:
-                    ctx["op_kind"] = "unknown"
-            out[name] = detect(sig, **ctx)
+        for g in self.groups(by):
+            if not g.ok:
+                continue
+            for i, label in self._outputs(g, output):
+                sig = self.group_signature(g.index, by, i, which)
+                if not sig.count:
+                    continue
+                ctx = dict(context)
+                if by == "op":
+                    recs = [r for r in results if r.op == g.name]
+                    if "reduction_length" not in context:
+                        ctx["reduction_length"] = max(
+                            [self._record_k(r.record, r.op, i) for r in recs], default=0)
+                    if recs:
+                        ctx.setdefault("op_kind", self._record_kind(recs[0].record, g.name, i))
+                    ctx.setdefault("op_kind", "unknown")
+                    if ctx["op_kind"] != "unknown" and ctx["reduction_length"] <= 0 \
+                            and sig.reduction_length <= 0:
+                        ctx["op_kind"] = "unknown"
+                out[label] = detect(sig, **ctx)
         return out
 
     def write_jsonl(self, path, append: bool = False) -> None:

@@ -107,11 +107,23 @@ class Profiler(ClosesOnExit):
                     self.session._children.remove(self)
 
     def add_rule(self, op_glob: str, *, every_n: int = 1, first_k: int = 0, step_begin: int = 0,
-                 step_end: int | None = None, record: bool = True) -> None:
-        """Appends a sampling rule (the first matching rule decides)."""
+                 step_end: int | None = None, record: bool = True, count_by: str = "site") -> None:
+        """Appends a sampling rule (the first matching rule decides): record
+        1 in every_n calls of the ops matching op_glob, only calls with index
+        < first_k (0 = all), only at steps in [step_begin, step_end).
+        count_by "site" (default) counts each call site apart -- a site is an
+        op's k-th call within a step, so the two mm calls of a Linear
+        layer's backward are both recorded at any every_n (each at 1 in
+        every_n steps, the sites taking turns); "call" counts the op's call
+        indices (a site whose calls all have odd indices is never recorded
+        at an even every_n). See peat_sample_rule_t in peat/profiler.h."""
+        counts = {"site": 0, "call": 1}
+        if count_by not in counts:
+            raise ValueError(f"peat: count_by {count_by!r} is not 'site' or 'call'")
         r = _capi.SampleRule()
         lib.peat_sample_rule_init(byref(r))
         r.op_glob, r.every_n, r.first_k, r.record = _b(op_glob), every_n, first_k, int(record)
+        r.count_by = counts[count_by]
         r.step_begin = step_begin
         if step_end is not None:
             r.step_end = step_end

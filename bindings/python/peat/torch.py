@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import warnings
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -31,6 +32,7 @@ from .analyzer import Aggregator, analyze
 from .errors import PeatError
 from .injector import Injector
 from .session import Session
+from .labels import output_label
 
 #: The aten ops the mode handles by default (others pass through untouched).
 DEFAULT_OPS = frozenset({
@@ -41,6 +43,80 @@ DEFAULT_OPS = frozenset({
 })
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+class PeatWarning(UserWarning):
+    """What peat.torch cannot see or record (a fused fast path, an op it
+    cannot rebuild on replay); each is also in the session log."""
+
+
+#: Output names of multi-output ops whose schema leaves them unnamed (torch
+#: 1.13 names no returns of these), so that verdicts say "grad_weight".
+OUTPUT_NAMES = {
+    "convolution_backward": ("grad_input", "grad_weight", "grad_bias"),
+    "native_batch_norm": ("output", "save_mean", "save_invstd"),
+    "native_batch_norm_backward": ("grad_input", "grad_weight", "grad_bias"),
+    "native_layer_norm": ("output", "mean", "rstd"),
+    "native_layer_norm_backward": ("grad_input", "grad_weight", "grad_bias"),
+    "_native_batch_norm_legit": ("output", "save_mean", "save_invstd"),
+}
+
+#: Arguments ops write to without an alias annotation in their schema (torch
+#: 1.13's native_batch_norm updates running_mean and running_var in training
+#: mode; 2.x annotates its successor _native_batch_norm_legit).
+UNANNOTATED_WRITES = {"native_batch_norm": (3, 4)}
+
+_SCHEMAS = {}
+
+
+def op_schema(func):
+    """(argument names, positions of the arguments the op writes to, output
+    names) of an aten overload, from its schema (alias annotations "a!"
+    and UNANNOTATED_WRITES), cached."""
+    info = _SCHEMAS.get(func)
+    if info is None:
+        schema = func._schema
+        names = [a.name for a in schema.arguments]
+        writes = {i for i, a in enumerate(schema.arguments)
+                  if a.alias_info is not None and a.alias_info.is_write}
+        writes |= set(UNANNOTATED_WRITES.get(func.overloadpacket.__name__, ()))
+        returns = [r.name for r in schema.returns]
+        table = OUTPUT_NAMES.get(func.overloadpacket.__name__)
+        if table and len(table) == len(returns):
+            returns = [r or t for r, t in zip(returns, table)]
+        # a view or metadata op returns an alias and writes nothing (an in-place
+        # op returns an alias of what it wrote: that is work)
+        is_view = any(r.alias_info is not None for r in schema.returns) and not writes
+        info = _SCHEMAS[func] = (names, tuple(sorted(writes)), returns, is_view)
+    return info
+
+
+def _output_items(out, returns):
+    """[(name, tensor)] of an op's result, None results skipped, each named by
+    its position's schema name ("output" / "output<i>" when unnamed)."""
+    items = out if isinstance(out, (list, tuple)) else (out,)
+    single = len(items) == 1
+    named = []
+    for i, o in enumerate(items):
+        name = returns[i] if i < len(returns) and returns[i] else ("output" if single else f"output{i}")
+        if isinstance(o, torch.Tensor):
+            named.append((name, o))
+        elif isinstance(o, (list, tuple)):
+            named += [(f"{name}.{j}", t) for j, t in enumerate(_tensors(o))]
+    return named
+
+
+def _clone_layout(t):
+    """A copy of `t` with its strides (clone() makes overlapping views
+    compact, so those are copied over a buffer of their span)."""
+    if t._is_view() or not t.is_contiguous():
+        try:
+            out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+            out.copy_(t)
+            return out
+        except RuntimeError:  # overlapping (broadcast) strides
+            pass
+    return t.clone(memory_format=torch.preserve_format)
 
 
 def _tensors(obj):
@@ -63,6 +139,17 @@ def _map(obj, fn):
     if isinstance(obj, dict):
         return {k: _map(v, fn) for k, v in obj.items()}
     return obj
+
+
+def _unique(items):
+    """{name: tensor} of (name, tensor) pairs, later duplicates renamed."""
+    out = {}
+    for name, t in items:
+        key, n = name, 1
+        while key in out:
+            key, n = f"{name}#{n}", n + 1
+        out[key] = t
+    return out
 
 
 def reduction_length(name: str, args) -> int:
@@ -152,7 +239,11 @@ def autocast_candidate(dtype=torch.bfloat16):
     dtypes. float64 gives a higher-precision golden."""
     def candidate(func, args, kwargs):
         cast = lambda t: t.to(dtype) if t.dtype in _FLOATS else t  # noqa: E731
-        out = func(*_map(args, cast), **_map(kwargs, cast))
+        cargs = _map(args, cast)
+        out = func(*cargs, **_map(kwargs, cast))
+        for i in op_schema(func)[1]:  # what the op wrote to a cast copy goes back
+            if i < len(args) and isinstance(args[i], torch.Tensor) and cargs[i] is not args[i]:
+                args[i].copy_(cargs[i])
         ref = [t for t in _tensors(args) if t.dtype in _FLOATS]
         back = ref[0].dtype if ref else torch.float32
         return _map(out, lambda t: t.to(back) if t.dtype in _FLOATS else t)
@@ -243,6 +334,7 @@ class _ModuleTracker:
 
     def __init__(self, model, mode):
         self.stack = []
+        self.frames = []  # per module on the stack: [handled ops at entry, {unhandled op names}]
         self.backward_path = ""
         self.handles = []
         for name, module in model.named_modules():
@@ -252,9 +344,13 @@ class _ModuleTracker:
                 if not self.stack:
                     self.backward_path = ""
                 self.stack.append(path)
+                self.frames.append([mode.ops_handled, set()])
 
             def post(mod, inputs, output, path=path):
                 self.stack.pop()
+                entry, unhandled = self.frames.pop()
+                if mode.ops_handled == entry and unhandled:
+                    mode._warn_unseen(path, type(mod).__name__, unhandled)
                 for t in _tensors(output):
                     if t.requires_grad and not getattr(t, "_peat_named", False):
                         t._peat_named = True
@@ -266,6 +362,11 @@ class _ModuleTracker:
 
             self.handles.append(module.register_forward_pre_hook(pre))
             self.handles.append(module.register_forward_hook(post))
+
+    def note_unhandled(self, packet: str) -> None:
+        """An op the mode passed through ran inside the innermost module."""
+        if self.frames:
+            self.frames[-1][1].add(packet)
 
     def path(self, phase: str) -> str:
         if self.stack:
@@ -286,13 +387,32 @@ class PeatMode(TorchDispatchMode):
     session:   the peat.Session whose op ids, call counters and step are used.
     model:     an nn.Module whose submodules name the ops (optional).
     profiler:  a peat.Profiler: each call its sampling rules select is recorded
-               (inputs, outputs, module path, phase, scalar attributes).
+               (inputs, outputs, module path, phase, scalar attributes). A
+               record holds what the kernel saw: the inputs with their
+               strides, as they were before the op ran (the arguments the
+               schema says the op writes to -- and native_batch_norm's
+               running statistics, unannotated in torch 1.13 -- are copied
+               first; the others are read after, unchanged), then every
+               output, named (schema names or OUTPUT_NAMES: "grad_weight"),
+               followed by the written arguments as the op left them.
+               Sampling (Profiler.add_rule every_n) counts each call site
+               apart: a site is an op name's k-th call within a step, so
+               both mm calls of a Linear layer's backward are recorded.
     injector:  a peat.Injector (created on the session when not given); its
                policies decide, per call, run_golden / run_candidate / run_both
-               / inject. run_both compares golden and candidate with the
-               analyzer and keeps golden; inject applies the policy's error
-               model to the golden output (output_index).
+               / inject. run_candidate runs the candidate alone (its result
+               propagates; no golden op and no comparison, so it costs what
+               the candidate costs); run_both compares golden and candidate
+               with the analyzer and keeps golden; inject applies the
+               policy's error model to the golden output (output_index).
     Firings are kept in .firings (dicts), signatures per op in signatures().
+
+    What the mode cannot record is said once per op name, as a PeatWarning
+    and in the session log (.warned keeps op -> why): a module that ran
+    only ops outside `ops` (a fused fast path such as
+    aten::_transformer_encoder_layer_fwd in eval under no_grad, or a
+    pooling op), and calls with tensor-list arguments, which are recorded
+    but cannot be rebuilt on replay.
     """
 
     def __init__(self, session: Session, *, model=None, profiler=None, injector=None,
@@ -313,8 +433,10 @@ class PeatMode(TorchDispatchMode):
         self._op_ids = {}  # op name -> op id
         self._agg_ids = {}  # (op name, reduction length) -> aggregator slot
         self._candidate_cache = {}
-        self._tracker = _ModuleTracker(model, self) if model is not None else None
         self.ops_seen = 0
+        self.ops_handled = 0  # ops seen that are in self.ops
+        self.warned = {}  # op name -> why it was not recorded (one warning each)
+        self._tracker = _ModuleTracker(model, self) if model is not None else None
 
     # -- configuration --
     def set_candidate(self, op_glob: str, candidate) -> None:
@@ -350,7 +472,7 @@ class PeatMode(TorchDispatchMode):
         out = {}
         for name, sig in self.signatures().items():
             kind = op_kind_of(name.split(" K=")[0])
-            if kind in ("gemm", "conv") and sig.reduction_length <= 0:
+            if kind in ("gemm", "conv", "reduction") and sig.reduction_length <= 0:
                 kind = "unknown"
             out[name] = detect(sig, **{"op_kind": kind, **context})
         return out
@@ -362,12 +484,35 @@ class PeatMode(TorchDispatchMode):
                 (c for g, c in self._candidates if fnmatch.fnmatchcase(name, g)), None)
         return self._candidate_cache[name]
 
+    def _warn(self, op: str, why: str) -> None:
+        """One PeatWarning and one session-log warning per op name."""
+        if op in self.warned:
+            return
+        self.warned[op] = why
+        text = f"peat.torch: {op} is not recorded: {why}"
+        self.session.log(text, "warning")
+        warnings.warn(text, PeatWarning, stacklevel=3)
+
+    def _warn_unseen(self, path: str, module_type: str, packets) -> None:
+        for packet in sorted(packets):
+            if packet.startswith("_"):
+                why = (f"module '{path}' ({module_type}) ran it, a fused fast path, and no op "
+                       "the mode records (torch fuses such modules in eval under no_grad; "
+                       "in training they run as ops the mode records)")
+            else:
+                why = (f"module '{path}' ({module_type}) ran it and no op the mode records "
+                       f"(add '{packet}' to ops= to record it)")
+            self._warn(f"aten::{packet}", why)
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         packet = func.overloadpacket.__name__
         if packet not in self.ops:
+            if self._tracker is not None and self._tracker.frames and not op_schema(func)[3]:
+                self._tracker.note_unhandled(packet)  # views and metadata ops are not work
             return func(*args, **kwargs)
         self.ops_seen += 1
+        self.ops_handled += 1
         tracker = self._tracker
         if tracker is not None and tracker.stack:  # inside a module's forward
             self.phase, path = "forward", tracker.stack[-1]
@@ -384,17 +529,100 @@ class PeatMode(TorchDispatchMode):
             self._op_ids[name] = entry[1]
         name, op = entry
         action, call, policy = self.injector.decide_policy(op)
-        out = func(*args, **kwargs)
-        if action != "run_golden":
-            out = self._fire(func, args, kwargs, name, op, call, policy, action, packet, out)
+        recording = self.profiler is not None and self.profiler.should_record(op, call)
+        if recording:  # inputs as the kernel reads them: before it runs
+            ins, writes = self._inputs_before(func, args, name)
+        if action == "run_candidate":  # the candidate alone (the golden only if it fails)
+            out = self._run_candidate(func, args, kwargs, name, call, policy)
             self._log_firing(self.firings[-1])
-        if self.profiler is not None and self.profiler.should_record(op, call):
-            ins = [t for t in _tensors(args) if not t.is_sparse] if self.record_inputs else []
-            self.profiler.record_op(op, inputs=ins, outputs=_tensors(out), module_path=path,
-                                    phase=self.phase, call=call, attrs=_attrs(args))
+        else:
+            before = None
+            if action == "run_both" and op_schema(func)[1]:
+                # the arguments the op writes to (running statistics), as the golden
+                # found them: the candidate starts from the same state
+                before = {i: _clone_layout(args[i]) for i in op_schema(func)[1]
+                          if i < len(args) and isinstance(args[i], torch.Tensor)}
+            out = func(*args, **kwargs)
+            if action != "run_golden":
+                out = self._fire(func, args, kwargs, name, op, call, policy, action, packet, out,
+                                 before)
+                self._log_firing(self.firings[-1])
+        if recording:
+            self._record(func, args, name, op, call, path, ins, writes, out)
         return out
 
-    def _fire(self, func, args, kwargs, name, op, call, policy, action, packet, golden):
+    def _inputs_before(self, func, args, name):
+        """([(name, tensor)] of the call's tensor arguments, in order, and the
+        positions of those the op writes to). Only the ones it writes to are
+        copied, before it runs; the others are read after, unchanged."""
+        names, writes, _, _ = op_schema(func)
+        ins, written = [], []
+        for i, a in enumerate(args):
+            arg = names[i] if i < len(names) else f"arg{i}"
+            if isinstance(a, torch.Tensor):
+                if a.is_sparse:
+                    continue
+                if i in writes:
+                    written.append(i)
+                    a = _clone_layout(a)
+                ins.append((arg, a))
+            elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
+                self._warn(name, "a tensor-list argument: the call is recorded but cannot be "
+                           "rebuilt on replay")
+                ins += [(f"{arg}.{j}", t) for j, t in enumerate(_tensors(a))]
+        return (ins if self.record_inputs else []), written
+
+    def _record(self, func, args, name, op, call, path, ins, writes, out):
+        """Records the call: the inputs as read, every output (named), and
+        after them the arguments the op wrote to, as it left them."""
+        _, _, returns, _ = op_schema(func)
+        outs = _output_items(out, returns)
+        outs += [(op_schema(func)[0][i], args[i]) for i in writes]
+        attrs = _attrs(args)
+        if writes:
+            attrs["written_args"] = list(writes)
+        self.profiler.record_op(op, inputs=_unique(ins), outputs=_unique(outs), module_path=path,
+                                phase=self.phase, call=call, attrs=attrs)
+
+    def _run_candidate(self, func, args, kwargs, name, call, policy):
+        """run_candidate: the candidate's result propagates and nothing else
+        runs -- no golden op, no comparison (run_both compares) -- so a
+        firing costs what the candidate costs. A missing or failing
+        candidate, or one whose outputs do not have the op's shapes, falls
+        back to the golden op, and the firing's status says why."""
+        firing = {"op": name, "call": call, "step": self.session.step, "phase": self.phase,
+                  "action": "run_candidate", "policy": policy, "status": "ok", "signature": None}
+        self.firings.append(firing)
+        candidate = self._candidate(name)
+        if candidate is None:
+            firing["status"] = "no candidate"
+            return func(*args, **kwargs)
+        writes = [i for i in op_schema(func)[1] if i < len(args) and isinstance(args[i], torch.Tensor)]
+        before = {i: _clone_layout(args[i]) for i in writes}  # restored if the candidate fails
+        try:
+            cand = candidate(func, args, kwargs)
+        except Exception as exc:
+            firing["status"] = f"candidate failed: {exc!r}"
+            cand = None
+        if cand is not None:
+            try:  # the op's output shapes without computing it: the op on meta tensors
+                like = _tensors(func(*_map(args, lambda t: t.to("meta")),
+                                     **_map(kwargs, lambda t: t.to("meta"))))
+            except Exception:
+                like = None
+            cs = _tensors(cand)
+            if like is not None and (len(like) != len(cs)
+                                     or any(g.shape != c.shape for g, c in zip(like, cs))):
+                firing["status"] = "candidate output shapes differ"
+                cand = None
+        if cand is None:
+            for i, t in before.items():
+                args[i].copy_(t)
+            return func(*args, **kwargs)
+        return cand
+
+    def _fire(self, func, args, kwargs, name, op, call, policy, action, packet, golden,
+              before=None):
         firing = {"op": name, "call": call, "step": self.session.step, "phase": self.phase,
                   "action": action, "policy": policy, "status": "ok", "signature": None}
         self.firings.append(firing)
@@ -414,8 +642,11 @@ class PeatMode(TorchDispatchMode):
         if candidate is None:
             firing["status"] = "no candidate"
             return golden
+        cargs = args
+        if before:  # the candidate writes into copies of the pre-call state
+            cargs = tuple(before.get(i, a) for i, a in enumerate(args))
         try:
-            cand = candidate(func, args, kwargs)
+            cand = candidate(func, cargs, kwargs)
         except Exception as exc:  # the golden result stays
             firing["status"] = f"candidate failed: {exc!r}"
             return golden
@@ -427,7 +658,7 @@ class PeatMode(TorchDispatchMode):
             if g.dtype in _FLOATS and c.dtype in _FLOATS:
                 self._compare(op, call, g, c, k, firing)
                 break
-        return cand if action == "run_candidate" else golden
+        return golden
 
     def _log_firing(self, firing):
         """Each firing goes to the session's log (peat_session_log): info when
@@ -461,29 +692,42 @@ class PeatMode(TorchDispatchMode):
 
 # ------------------------------------------------------------------ replay --
 
-def replay(reader, op_glob: str, candidate=None, *, output: int = 0, num_threads: int = 0) -> dict:
+def replay(reader, op_glob: str, candidate=None, *, output=None, num_threads: int = 0) -> dict:
     """Plays the recorded calls of ops matching `op_glob` in a trace (a
     peat.TraceReader) back against a torch candidate and compares the
-    candidate's output with the recorded (golden) output through the analyzer.
+    candidate's outputs with the recorded (golden) outputs through the
+    analyzer.
 
-    candidate(op, inputs, attrs) -> tensor: `op` the recorded aten name
-    ("mm"), `inputs` the recorded input tensors (torch, in order), `attrs` the
-    recorded attributes. Default: the aten op itself on the inputs (suits
-    mm, bmm, addmm, baddbmm); wrap it with `replay_candidate(...)` to run it
-    under an autocast / float64 / oneDNN / thread-count candidate.
-    Returns {op name: merged Signature} (reduction length K from the inputs)."""
+    candidate(op, inputs, attrs) -> tensor or tuple: `op` the recorded aten
+    name ("mm"), `inputs` the recorded input tensors (torch, in order, with
+    the strides they were recorded with), `attrs` the recorded attributes.
+    Default: the aten op itself on the inputs; wrap it with
+    `replay_candidate(...)` to run it under an autocast / float64 / oneDNN /
+    thread-count candidate.
+    Every output is compared (`output`: one index only). Returns {name:
+    merged Signature}: the op name for a single-output op, "<op>[<output
+    name>]" for each output of a multi-output one ("...convolution_backward
+    [grad_weight]"), with " K=<k>" appended when an op's calls have several
+    reduction lengths K."""
     candidate = candidate or replay_candidate()
     sigs = {}
     for rec in reader.records(kinds="op", op_glob=op_glob):
         packet = rec.name.rsplit("aten::", 1)[-1]
-        ins = [reader.load(rec.index, "input", i, as_torch=True) for i in range(rec.n_inputs)]
-        golden = reader.load(rec.index, "output", output, as_torch=True)
-        out = candidate(packet, ins, reader.attrs(rec.index))
-        out = _tensors(out)[output] if not isinstance(out, torch.Tensor) else out
-        k = reduction_length(packet, ins)
-        sig = analyze(golden, out.detach(), reduction_length=k, num_threads=num_threads)
-        key = (rec.name, k)
-        sigs[key] = sigs[key].merge(sig) if key in sigs else sig
+        ins = [reader.load(rec.index, "input", i, layout=True) for i in range(rec.n_inputs)]
+        attrs = reader.attrs(rec.index)
+        results = _tensors(candidate(packet, ins, attrs))
+        wanted = range(rec.n_outputs) if output is None else [output]
+        for i in wanted:
+            golden = reader.load(rec.index, "output", i, as_torch=True)
+            out = results[i] if i < len(results) else None
+            if out is None:
+                raise ValueError(f"peat: {rec.name} (record {rec.index}) gave {len(results)} "
+                                 f"outputs, the record has {rec.n_outputs}")
+            k = reduction_length(packet, ins)
+            sig = analyze(golden, out.detach(), reduction_length=k, num_threads=num_threads)
+            key = (output_label(rec.name, reader.tensor_info(rec.index, "output", i).name, i,
+                                rec.n_outputs), k)
+            sigs[key] = sigs[key].merge(sig) if key in sigs else sig
     return _by_name(sigs)
 
 
@@ -498,22 +742,35 @@ def _by_name(sigs: dict) -> dict:
             for (name, k), sig in sigs.items()}
 
 
+def _call_recorded(packet, inputs, attrs, wrapper):
+    """Runs the recorded aten op on the recorded inputs and attributes (under
+    `wrapper`), the arguments it writes to copied first so that the
+    recorded inputs stay as they were (a second run sees the same), and
+    returns its output tensors followed by those arguments as it left
+    them, in the order the record lists its outputs."""
+    func = getattr(torch.ops.aten, packet).default
+    args = rebuild_args(inputs, attrs)
+    written = [int(i) for i in attrs.get("written_args", [])]
+    for i in written:
+        if isinstance(args[i], torch.Tensor):
+            args[i] = _clone_layout(args[i])
+    result = func(*args) if wrapper is None else wrapper(func, tuple(args), {})
+    return _tensors(result) + [args[i] for i in written if isinstance(args[i], torch.Tensor)]
+
+
 def replay_candidate(wrapper=None):
     """A replay candidate running the recorded aten op on the recorded inputs
     and attributes (rebuild_args); `wrapper` (a dispatch-mode candidate such
     as autocast_candidate(bf16)) changes how it runs."""
     def candidate(packet, inputs, attrs):
-        func = getattr(torch.ops.aten, packet).default
-        args = rebuild_args(inputs, attrs)
-        if wrapper is None:
-            return func(*args)
-        return wrapper(func, tuple(args), {})
+        return tuple(_call_recorded(packet, inputs, attrs, wrapper))
     return candidate
 
 
 def playback_candidate(wrapper=None):
     """A candidate for peat.Playback (attrs "list") that runs the recorded
-    aten op in torch on the recorded inputs and attributes, under `wrapper`
+    aten op in torch on the recorded inputs (with their recorded strides)
+    and attributes, under `wrapper`
     (a dispatch-mode candidate: autocast_candidate(bf16), float64_candidate(),
     mkldnn_candidate(False), threads_candidate(1), ...; None = the op
     itself), and writes the outputs the library compares with the recorded
@@ -526,11 +783,8 @@ def playback_candidate(wrapper=None):
         if call is None:
             raise ValueError("peat: playback_candidate needs attrs mode 'list'")
         packet = call.op.rsplit("aten::", 1)[-1]
-        func = getattr(torch.ops.aten, packet).default
         ins = [t if isinstance(t, torch.Tensor) else torch.from_numpy(t) for t in inputs]
-        args = rebuild_args(ins, call.attrs)
-        result = func(*args) if wrapper is None else wrapper(func, tuple(args), {})
-        results = _tensors(result)
+        results = _call_recorded(packet, ins, call.attrs, wrapper)
         if len(results) != len(outputs):
             raise ValueError(f"peat: {call.op} gave {len(results)} outputs, the record has "
                              f"{len(outputs)}")

@@ -50,6 +50,9 @@ class TensorInfo:
     encoded_bytes: int
     codec: str
     checksum: int
+    #: element strides of the recorded layout; None when it was compact row-major
+    strides: tuple | None = None
+    storage_offset: int = 0
 
 
 def _str(p) -> str:
@@ -195,15 +198,23 @@ class TraceReader(OwnsHandle):
         check(lib.peat_trace_tensor_info(self._h, index, SLOTS[slot], tensor, byref(t)),
               "peat_trace_tensor_info")
         codec = {v: k for k, v in CODECS.items()}.get(t.codec, str(t.codec))
+        strides = tuple(t.strides[:t.ndim]) if t.strides else None
         return TensorInfo(_str(t.name), lib.peat_dtype_name(t.dtype).decode(),
                           tuple(t.shape[:t.ndim]), t.numel, t.raw_bytes, t.encoded_bytes, codec,
-                          t.checksum)
+                          t.checksum, strides, t.storage_offset)
 
-    def load(self, index: int, slot: str = "output", tensor: int = 0, *, as_torch: bool = False):
+    def load(self, index: int, slot: str = "output", tensor: int = 0, *, as_torch: bool = False,
+             layout: bool = False):
         """Decodes a recorded tensor into a new numpy array (bf16: a torch
-        tensor, as numpy has no bfloat16; as_torch=True: always torch)."""
+        tensor, as numpy has no bfloat16; as_torch=True: always torch).
+        layout=True gives a torch tensor with the recorded strides (over a
+        new buffer of the layout's span; compact when recorded compact), the
+        view the recorded kernel read: replay it with that, because a kernel
+        may round differently on another layout of the same values."""
         import numpy as np
         info = self.tensor_info(index, slot, tensor)
+        if layout:
+            return _with_layout(self.load(index, slot, tensor, as_torch=True), info.strides)
         np_dtype = {"f16": np.float16, "bf16": np.int16, "f32": np.float32, "f64": np.float64,
                     "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
                     "u8": np.uint8, "bool": np.bool_}[info.dtype]
@@ -240,6 +251,24 @@ class TraceReader(OwnsHandle):
         check(lib.peat_trace_copy_intact(self._h, str(out_path).encode(), byref(w), byref(d)),
               "peat_trace_copy_intact")
         return w.value, d.value
+
+
+def _with_layout(compact, strides):
+    """`compact` (a torch tensor) copied into a tensor of its shape with the
+    element `strides` (None: returned as it is): as_strided over a zeroed
+    buffer of the layout's span. Broadcast (zero) strides are written once
+    per location, with one of the equal recorded values."""
+    if strides is None or compact.numel() == 0:
+        return compact
+    import torch
+    shape = tuple(compact.shape)
+    if any(s < 0 for s in strides):
+        raise ValueError(f"peat: recorded strides {strides} are negative; torch cannot view them")
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    buf = torch.zeros(span, dtype=compact.dtype)
+    where = torch.arange(span).as_strided(shape, strides)
+    buf[where.reshape(-1)] = compact.reshape(-1)
+    return buf.as_strided(shape, strides)
 
 
 class _ManagedArray:
