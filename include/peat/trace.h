@@ -35,7 +35,8 @@ extern "C" {
 
 /* Version of the trace format this library writes. A reader accepts files
  * with the same major version (any minor); another major -> VERSION_MISMATCH.
- * 1.1 adds record sequence numbers (docs/trace-format.md). */
+ * 1.1 adds tensor strides and storage offsets, and record sequence numbers
+ * (docs/trace-format.md). */
 #define PEAT_TRACE_FORMAT_MAJOR 1
 #define PEAT_TRACE_FORMAT_MINOR 1
 
