@@ -607,7 +607,7 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     wrong[11] = 0;
     peat_test::write_file(path, wrong);
     CHECK(open_status(path, &msg) == PEAT_STATUS_VERSION_MISMATCH);
-    CHECK(msg.find("version 2." + std::to_string(PEAT_TRACE_FORMAT_MINOR)) != std::string::npos);
+    CHECK(msg.find("2.0") != std::string::npos);
   }
   SECTION("footer index pointing outside the file, with a valid checksum") {
     write_small_trace(path);
