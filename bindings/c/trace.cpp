@@ -4,6 +4,8 @@
 #include "barrier.hpp"
 #include "core/versioned_struct.hpp"
 #include "options.hpp"
+#include "trace/copy.hpp"
+#include "trace/format.hpp"
 #include "trace/reader.hpp"
 #include "trace/record.hpp"
 #include "trace/trace_generated.h"
@@ -46,8 +48,9 @@ PEAT_API void peat_trace_reader_options_init(peat_trace_reader_options_t* option
   if (options == nullptr) return;
   *options = peat_trace_reader_options_t{};
   options->struct_size = sizeof(peat_trace_reader_options_t);
-  options->max_tensor_bytes = uint64_t{4} << 30;
-  options->max_meta_bytes = uint64_t{64} << 20;
+  options->max_tensor_bytes = peat::trace::kDefaultMaxTensorBytes;
+  options->max_meta_bytes = peat::trace::kDefaultMaxMetaBytes;
+  options->max_record_bytes = peat::trace::default_max_record_bytes();
 }
 
 PEAT_API peat_status_t peat_trace_open(const char* path, const peat_trace_reader_options_t* options,
@@ -79,6 +82,27 @@ PEAT_API peat_status_t peat_trace_recover(const char* path, const peat_trace_rea
       out_recovery->stop_reason[n] = '\0';
     }
     *out_reader = reader.release();
+  });
+}
+
+PEAT_API peat_status_t peat_trace_skipped(const peat_trace_reader_t* reader, uint64_t* out_count,
+                                          const char** out_first) {
+  return peat::c_call(__func__, [&] {
+    const auto& r = as_reader(reader);
+    peat::require_arg(out_count, "out_count");
+    *out_count = r.skipped().size();
+    if (out_first) *out_first = r.skipped().empty() ? "" : r.skipped().front().why.c_str();
+  });
+}
+
+PEAT_API peat_status_t peat_trace_copy_intact(const peat_trace_reader_t* reader, const char* out_path,
+                                              uint64_t* out_written, uint64_t* out_dropped) {
+  return peat::c_call(__func__, [&] {
+    const auto& r = as_reader(reader);
+    peat::require_arg(out_path, "out_path");
+    const peat::trace::CopyResult result = peat::trace::copy_intact(r, out_path);
+    if (out_written) *out_written = result.written;
+    if (out_dropped) *out_dropped = result.dropped;
   });
 }
 
@@ -293,6 +317,7 @@ PEAT_API peat_status_t peat_trace_load_tensor_alloc(const peat_trace_reader_t* r
     if (t.raw_bytes() > r.max_tensor_bytes())
       peat::fail(PEAT_STATUS_OUT_OF_MEMORY, "{}: record {}: tensor {} needs {} bytes, above options.max_tensor_bytes ({})",
                  r.path(), index, tensor, t.raw_bytes(), r.max_tensor_bytes());
+    r.check_record_bytes(index);
     auto owned = std::make_unique<OwnedTensor>();
     if (t.shape()) owned->shape.assign(t.shape()->begin(), t.shape()->end());
     const std::size_t bytes = static_cast<std::size_t>(t.raw_bytes());
@@ -320,7 +345,6 @@ PEAT_API peat_status_t peat_trace_verify(const peat_trace_reader_t* reader, uint
   return peat::c_call(__func__, [&] {
     const auto& r = as_reader(reader);
     uint64_t checked = 0;
-    std::vector<std::byte> buffer;
     for (uint64_t i = 0; i < r.size(); ++i) {
       const auto kind = r.entry(i).kind;
       const peat_trace_slot_t slots[2] = {
@@ -330,12 +354,7 @@ PEAT_API peat_status_t peat_trace_verify(const peat_trace_reader_t* reader, uint
       for (int s = 0; s < n_slots; ++s) {
         const uint64_t n = r.tensor_count(i, slots[s]);
         for (uint64_t t = 0; t < n; ++t) {
-          const auto& td = r.tensor(i, slots[s], t);
-          if (td.raw_bytes() > r.max_tensor_bytes())
-            peat::fail(PEAT_STATUS_OUT_OF_MEMORY, "{}: record {}: tensor {} needs {} bytes, above options.max_tensor_bytes",
-                       r.path(), i, t, td.raw_bytes());
-          buffer.resize(static_cast<std::size_t>(td.raw_bytes()));
-          r.load(i, slots[s], t, buffer.data(), buffer.size());
+          r.check_payload(i, slots[s], t);  // bounded memory whatever the tensor's size
           ++checked;
         }
       }

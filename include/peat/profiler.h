@@ -77,7 +77,8 @@ typedef struct peat_profiler_options {
   uint64_t byte_budget;       /* upper bound of the trace's size in bytes (0 = none). A record
                                  is dropped (stats.dropped_budget) when the bytes written plus
                                  the uncompressed size of queued records and of this one would
-                                 exceed it. Default 0. */
+                                 exceed it; decided before the record's tensors are copied.
+                                 Default 0. */
 } peat_profiler_options_t;
 
 /* Fills *options with the defaults above and sets struct_size. NULL-safe. */
@@ -88,8 +89,11 @@ PEAT_API void peat_profiler_options_init(peat_profiler_options_t* options);
  * version). The session must outlive the profiler.
  * Errors: NULL session/options/out or NULL path -> INVALID_ARGUMENT; bad
  * struct_size -> VERSION_MISMATCH; unknown codec, policy, zstd level out of
- * range, queue_bytes < 1 MiB -> INVALID_ARGUMENT; file cannot be created ->
- * NOT_FOUND (missing directory) or IO_ERROR. */
+ * range, queue_bytes < 1 MiB -> INVALID_ARGUMENT; a string (framework,
+ * device, vendor, tags, the session's run name) that is not valid UTF-8 ->
+ * INVALID_ARGUMENT; path exists but is not a regular file (a FIFO, a device)
+ * -> INVALID_ARGUMENT, without blocking; file cannot be created -> NOT_FOUND
+ * (missing directory) or IO_ERROR. */
 PEAT_API peat_status_t peat_profiler_create(peat_session_t* session, const peat_profiler_options_t* options,
                                             peat_profiler_t** out_profiler);
 
@@ -199,6 +203,10 @@ PEAT_API void peat_op_record_init(peat_op_record_t* record);
  * receives the call index used (claimed or given).
  * Errors: NULL profiler/record -> INVALID_ARGUMENT; unknown op -> NOT_FOUND;
  * bad phase, attribute type, tensor view or counts -> INVALID_ARGUMENT;
+ * a string (op name, module path, attribute key or value, tensor name) that
+ * is not valid UTF-8, or metadata (names, attributes, shapes) above the 64 MiB
+ * that trace readers accept by default -> INVALID_ARGUMENT, naming the field
+ * (a record that is acknowledged is one every default reader reads);
  * device tensor the backend cannot stage (other device type, non-contiguous)
  * -> UNSUPPORTED; after close -> BAD_STATE; after a write error -> IO_ERROR. */
 PEAT_API peat_status_t peat_profiler_record_op(peat_profiler_t* profiler, const peat_op_record_t* record,

@@ -34,7 +34,9 @@ extern "C" {
 #endif
 
 /* Version of the trace format this library writes. A reader accepts files
- * with the same major version (any minor); another major -> VERSION_MISMATCH. */
+ * with the same major version (any minor); another major -> VERSION_MISMATCH.
+ * 1.1 adds tensor strides and storage offsets, and record sequence numbers
+ * (docs/trace-format.md). */
 #define PEAT_TRACE_FORMAT_MAJOR 1
 #define PEAT_TRACE_FORMAT_MINOR 1
 
@@ -97,7 +99,18 @@ typedef struct peat_trace_reader_options {
                                 will allocate, in bytes; larger -> OUT_OF_MEMORY.
                                 Default 4 GiB. */
   uint64_t max_meta_bytes;   /* largest FlatBuffer metadata of one record accepted,
-                                in bytes (1 KiB .. 2 GiB). Default 64 MiB. */
+                                in bytes (1 KiB .. 2 GiB). Default 64 MiB, the
+                                most the profiler writes. A record above it is
+                                skipped (peat_trace_skipped); the records after
+                                it are read. */
+  uint64_t max_record_bytes; /* per-record memory cap, in bytes: the most decoded
+                                tensor bytes one record may hold for
+                                peat_trace_load_tensor_alloc and playback, which
+                                fail that record with OUT_OF_MEMORY and go on to
+                                the next. peat_trace_verify decodes in bounded
+                                chunks and is not capped. Default an eighth of
+                                the physical memory (at least 256 MiB); 0 = the
+                                default. (Appended in 0.2.) */
 } peat_trace_reader_options_t;
 
 /* Fills *options with the defaults above and sets struct_size. NULL-safe. */
@@ -106,7 +119,8 @@ PEAT_API void peat_trace_reader_options_init(peat_trace_reader_options_t* option
 /* Opens a complete trace (one whose writer closed it, so it ends with a footer
  * index) and checks all of it but the tensor payloads (see the top of this
  * file). `options` may be NULL (defaults).
- * Errors: NULL path/out -> INVALID_ARGUMENT; file missing -> NOT_FOUND; read
+ * Errors: NULL path/out, or a path that is not a regular file (a FIFO is
+ * refused without blocking) -> INVALID_ARGUMENT; file missing -> NOT_FOUND; read
  * failure -> IO_ERROR; malformed file or no footer (the writer was killed:
  * use peat_trace_recover) -> CORRUPT_DATA; other format major ->
  * VERSION_MISMATCH; bad struct_size -> VERSION_MISMATCH. */
@@ -136,6 +150,26 @@ typedef struct peat_trace_recovery {
 PEAT_API peat_status_t peat_trace_recover(const char* path, const peat_trace_reader_options_t* options,
                                           peat_trace_reader_t** out_reader,
                                           peat_trace_recovery_t* out_recovery);
+
+/* Records of the file the reader does not list: with peat_trace_open those
+ * whose metadata is above options.max_meta_bytes; with peat_trace_recover also
+ * those whose frame is intact but whose content fails the checks or is out of
+ * sequence. *out_count (non-NULL) receives how many; *out_first (may be NULL)
+ * a message naming the first one's record number and byte offset ("" when
+ * none), owned by the reader. (0.2) */
+PEAT_API peat_status_t peat_trace_skipped(const peat_trace_reader_t* reader, uint64_t* out_count,
+                                          const char** out_first);
+
+/* Writes a new, complete trace at `out_path` holding the header and every
+ * intact record of `reader` byte for byte (so every field, value and unix_ns
+ * is kept as recorded), checking every tensor payload in bounded memory first:
+ * a record with a damaged payload is left out and the records after it are
+ * kept. Sequence numbers are kept (a gap marks each record left out).
+ * *out_written / *out_dropped (may be NULL) receive the counts. Errors:
+ * out_path unwritable or not a regular file -> IO_ERROR / INVALID_ARGUMENT.
+ * (0.2) */
+PEAT_API peat_status_t peat_trace_copy_intact(const peat_trace_reader_t* reader, const char* out_path,
+                                              uint64_t* out_written, uint64_t* out_dropped);
 
 /* Closes a reader and frees everything it owns. NULL is a no-op. Not
  * thread-safe with other calls on the same reader. */
@@ -298,7 +332,8 @@ PEAT_API peat_status_t peat_trace_load_tensor_alloc(const peat_trace_reader_t* r
 PEAT_API void peat_trace_tensor_free(DLManagedTensor* tensor);
 
 /* Decodes every tensor of every record and checks its checksum: a full check
- * of the file's payloads. *out_tensors (may be NULL) receives the number of
+ * of the file's payloads, in bounded memory (large tensors are decoded in
+ * chunks of a few MiB). *out_tensors (may be NULL) receives the number of
  * tensors checked. Errors: the first damaged tensor -> CORRUPT_DATA naming
  * file, record, tensor and byte offset. */
 PEAT_API peat_status_t peat_trace_verify(const peat_trace_reader_t* reader, uint64_t* out_tensors);

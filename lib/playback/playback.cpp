@@ -202,6 +202,9 @@ void Playback::load(Work& work) const {
   r.phase = op->phase();
   try {
     work.attrs = record_attrs(reader_, work.record);
+    // The per-record memory cap (reader option max_record_bytes): inputs and
+    // golden outputs, plus the outputs of each run, are held at once.
+    reader_.check_record_bytes(work.record, options_.run_twice ? 3 : 2);
     const auto fill = [&](peat_trace_slot_t slot, std::vector<Buffer>& into, bool read) {
       const uint64_t n = reader_.tensor_count(work.record, slot);
       into.resize(n);

@@ -248,6 +248,29 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
   return t;
 }
 
+// Bytes the tensors of a list will take once copied (checked again by capture).
+uint64_t Profiler::list_bytes(const TensorList& list, const char* what) const {
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < list.n; ++i) {
+    const TensorView v = make_view(list[i].tensor, fmt::format("{}[{}]", what, i));
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(v.numel), trace::element_size(v.dtype), &bytes) ||
+        __builtin_add_overflow(total, bytes + 64, &total))
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "{}[{}]: byte size overflows", what, i);
+  }
+  return total;
+}
+
+// Whether a record of `bytes` queue bytes would be dropped for the byte
+// budget; decided before its tensors are copied (submit decides again).
+bool Profiler::over_budget(uint64_t bytes) {
+  if (budget_ == 0) return false;
+  std::lock_guard lock(mutex_);
+  if (file_bytes_ + queue_bytes_ + bytes <= budget_) return false;
+  ++dropped_budget_;
+  return true;
+}
+
 bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
   check_usable();
   session_.check_op(a.op);
@@ -301,6 +324,9 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
     job->bytes += at.key.size() + at.s.size() + at.ints.size() * 8 + 32;
     op.attrs.push_back(std::move(at));
   }
+  if (budget_ != 0 && over_budget(job->bytes + op.op.size() + op.module_path.size() +
+                                   list_bytes(a.inputs, "inputs") + list_bytes(a.outputs, "outputs")))
+    return false;
   for (uint64_t i = 0; i < a.inputs.n; ++i) {
     op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job));
     job->bytes += op.inputs.back().bytes.size() + 64;
@@ -311,6 +337,7 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
   }
   job->bytes += op.op.size() + op.module_path.size();
   job->data = std::move(op);
+  trace::check_record(job->data);  // what a reader would refuse is refused here, before it is acknowledged
   return submit(std::move(job));
 }
 
@@ -322,11 +349,13 @@ bool Profiler::record_checkpoint(const char* name, int64_t step, const TensorLis
   cp.name = name ? name : "";
   cp.step = step < 0 ? session_.step() : step;
   check_list(tensors, "tensors");
+  if (budget_ != 0 && over_budget(job->bytes + cp.name.size() + list_bytes(tensors, "tensors"))) return false;
   for (uint64_t i = 0; i < tensors.n; ++i) {
     cp.tensors.push_back(capture(tensors[i], fmt::format("tensors[{}]", i), stream, *job));
     job->bytes += cp.tensors.back().bytes.size() + 64 + cp.tensors.back().name.size();
   }
   job->data = std::move(cp);
+  trace::check_record(job->data);
   return submit(std::move(job));
 }
 
@@ -336,6 +365,7 @@ bool Profiler::record_scalar(const char* name, int64_t step, double value) {
   if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
   auto job = std::make_unique<Job>();
   job->data = trace::ScalarData{name, step < 0 ? session_.step() : step, value};
+  trace::check_record(job->data);
   return submit(std::move(job));
 }
 

@@ -94,6 +94,8 @@ class Profiler {
   void check_usable() const;  // throws BAD_STATE / IO_ERROR
   bool selects(int32_t rule, uint32_t op, uint64_t call, int64_t step);
   uint64_t site_ordinal(uint32_t op, uint64_t call, int64_t step);
+  uint64_t list_bytes(const TensorList& list, const char* what) const;
+  bool over_budget(uint64_t bytes);
   trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
   bool submit(std::unique_ptr<Job> job);
   void encode_now(Job& job) noexcept;

@@ -1,24 +1,12 @@
 #include "report/svg.hpp"
 
+#include "core/utf8.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
 namespace peat::report {
-
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string escape_html(std::string_view text) {
   std::string out;

@@ -34,6 +34,22 @@ inline constexpr std::size_t kTrailerSize = 32;
 inline constexpr uint32_t kMaxMetaBytes = 0x7FFFFFFFu;  // meta_len < 2 GiB
 inline constexpr int kMaxDims = 32;
 
+// Limits the writer and every default reader share (docs/reliability.md,
+// "Limits"): the writer refuses a record a default reader would refuse, so an
+// acknowledged record is always readable.
+inline constexpr uint64_t kDefaultMaxMetaBytes = uint64_t{64} << 20;  // FlatBuffer metadata of one record
+inline constexpr uint64_t kDefaultMaxTensorBytes = uint64_t{4} << 30;  // one decoded tensor (load_tensor_alloc)
+
+// zstd cannot decode more than 128 KiB per block, and a block costs at least
+// 4 bytes (3-byte header and 1 byte of content), so a zstd frame of n bytes
+// decodes to at most n / 4 * 128 KiB plus one block: a tensor declaring more
+// is refused before anything is allocated.
+inline constexpr uint64_t kZstdMaxRatio = (uint64_t{128} << 10) / 4;
+inline constexpr uint64_t kZstdSlack = uint64_t{128} << 10;
+
+// Sequence numbers (Record.seq, Index.seqs) are carried from this minor on.
+inline constexpr uint16_t kMinorWithSeq = 1;
+
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
 inline void put_u16(unsigned char* p, uint16_t v) {

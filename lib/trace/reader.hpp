@@ -23,10 +23,24 @@ struct RecordEntry {
   uint64_t bytes = 0;           // frame bytes
   uint64_t payload_offset = 0;  // absolute offset of the payload section
   uint64_t payload_len = 0;
+  uint64_t raw_total = 0;       // decoded bytes of all its tensors
+  uint64_t seq = 0;             // Record.seq (format >= 1.1)
+  bool has_seq = false;
   uint16_t kind = 0;
   std::unique_ptr<uint64_t[]> meta;  // 8-aligned copy of the FlatBuffer
   const fb::Record* record = nullptr;
 };
+
+// A record whose frame is intact but which this reader does not list.
+struct Skipped {
+  uint64_t file_record = 0;  // its number among the file's records
+  uint64_t offset = 0;
+  std::string why;  // "record N at byte B: reason"
+};
+
+// Default of peat_trace_reader_options_t.max_record_bytes: an eighth of the
+// physical memory, at least 256 MiB.
+uint64_t default_max_record_bytes() noexcept;
 
 struct Recovery {
   bool complete = false;
@@ -38,8 +52,12 @@ struct Recovery {
 
 class Reader {
  public:
-  // recover == false: the file must be complete; any defect throws.
-  // recover == true: reads up to the first incomplete or damaged record.
+  // recover == false: the file must be complete; any defect throws. A record
+  // whose metadata is above options.max_meta_bytes is skipped (listed by
+  // skipped()) and the records after it are read.
+  // recover == true: reads up to the first incomplete or damaged frame; a
+  // record whose frame is intact but which cannot be used (above a limit,
+  // content that fails the checks, out of sequence) is skipped.
   Reader(std::string path, const peat_trace_reader_options_t& options, bool recover);
   ~Reader();
   Reader(const Reader&) = delete;
@@ -50,6 +68,11 @@ class Reader {
   uint16_t format_major() const noexcept { return major_; }
   uint16_t format_minor() const noexcept { return minor_; }
   const fb::RunInfo& run_info() const noexcept { return *run_info_; }
+  const std::vector<Skipped>& skipped() const noexcept { return skipped_; }
+  uint64_t header_bytes() const noexcept { return header_bytes_; }
+  // `size` bytes of the file at `offset` (bounded by the file); throws on short read.
+  std::vector<std::byte> read_bytes(uint64_t offset, uint64_t size) const;
+  void read_into(uint64_t offset, void* dst, std::size_t size) const;  // same, into the caller's buffer
 
   uint64_t size() const noexcept { return entries_.size(); }
   const RecordEntry& entry(uint64_t index) const;  // throws NOT_FOUND
@@ -63,14 +86,31 @@ class Reader {
   uint64_t tensor_count(uint64_t index, peat_trace_slot_t slot) const;
   const fb::Tensor& tensor(uint64_t index, peat_trace_slot_t slot, uint64_t t) const;
   void load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst, std::size_t capacity) const;
+  // Decodes a tensor and checks its checksum in bounded memory (chunks of a
+  // few MiB, whatever the tensor's size): what verify and recovery need.
+  void check_payload(uint64_t index, peat_trace_slot_t slot, uint64_t t) const;
   uint64_t max_tensor_bytes() const noexcept { return options_.max_tensor_bytes; }
+  uint64_t max_record_bytes() const noexcept { return options_.max_record_bytes; }
+  // Throws OUT_OF_MEMORY when record `index` holds more decoded bytes than
+  // max_record_bytes (`copies`: how many copies of them the caller keeps).
+  void check_record_bytes(uint64_t index, uint64_t copies = 1) const;
 
  private:
   [[noreturn]] void bad(uint64_t record, uint64_t offset, const std::string& what) const;
   void read_at(uint64_t offset, void* dst, std::size_t size) const;  // throws on short read
-  // Reads and checks the frame at `offset` (bounded by `limit`); returns false and
-  // sets `why` when it is not a complete, intact record.
-  bool read_frame(uint64_t index, uint64_t offset, uint64_t limit, RecordEntry& out, std::string& why) const;
+  // What read_frame found.
+  enum class Frame {
+    kOk,         // complete, intact, usable
+    kDamaged,    // not a complete, intact frame: nothing after it can be found
+    kDefect,     // intact frame (kind, offset and bytes set) whose content fails the checks
+    kOverLimit   // intact frame (kind, offset and bytes set) above this reader's limits
+  };
+  // Reads and checks the frame at `offset` (bounded by `limit`); sets `why`
+  // unless it is kOk.
+  Frame read_frame(uint64_t offset, uint64_t limit, RecordEntry& out, std::string& why) const;
+  // "" when the record's sequence number follows `last` (and matches the
+  // index's `indexed` when given); what is wrong otherwise.
+  std::string check_seq(const RecordEntry& e, bool have_last, uint64_t last, const uint64_t* indexed) const;
 
   std::string path_;
   peat_trace_reader_options_t options_;
@@ -79,7 +119,9 @@ class Reader {
   uint16_t major_ = 0, minor_ = 0;
   std::unique_ptr<uint64_t[]> header_meta_;
   const fb::RunInfo* run_info_ = nullptr;
+  uint64_t header_bytes_ = 0;
   std::vector<RecordEntry> entries_;
+  std::vector<Skipped> skipped_;
   Recovery recovery_;
 };
 

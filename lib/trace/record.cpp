@@ -1,6 +1,7 @@
 #include "trace/record.hpp"
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "trace/codec.hpp"
 #include "trace/format.hpp"
 #include "trace/trace_generated.h"
@@ -43,6 +44,69 @@ void check_tensor(const TensorData& tensor, const std::string& what) {
   if (__builtin_mul_overflow(numel, element_size(tensor.dtype), &bytes) || bytes != tensor.bytes.size())
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: holds {} bytes but its shape and dtype need {}", what,
          tensor.bytes.size(), bytes);
+}
+
+void check_utf8(std::string_view text, const std::string& what) {
+  const std::size_t at = utf8_invalid_at(text);
+  if (at != std::string_view::npos)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: byte {} is not valid UTF-8 (trace strings are UTF-8)", what, at);
+}
+
+namespace {
+
+// FlatBuffers costs of the bound: a string or vector adds its length prefix,
+// a NUL and alignment; a table its vtable, offsets and alignment.
+constexpr uint64_t kStringCost = 16, kTableCost = 96;
+
+uint64_t tensors_bound(const std::vector<TensorData>& ts) {
+  uint64_t n = 16;
+  for (const TensorData& t : ts) n += kTableCost + 8 + t.name.size() + kStringCost + 8 * t.shape.size() + kStringCost;
+  return n;
+}
+
+void check_tensor_names(const std::vector<TensorData>& ts, const char* slot) {
+  for (std::size_t i = 0; i < ts.size(); ++i) check_utf8(ts[i].name, fmt::format("{}[{}].name", slot, i));
+}
+
+}  // namespace
+
+uint64_t meta_bytes_bound(const RecordData& record) noexcept {
+  uint64_t n = 2 * kTableCost;  // root Record table and its body table
+  if (const auto* op = std::get_if<OpData>(&record)) {
+    n += op->op.size() + op->module_path.size() + 2 * kStringCost + 16;
+    for (const AttrData& a : op->attrs)
+      n += kTableCost + 8 + a.key.size() + a.s.size() + 2 * kStringCost + 8 * a.ints.size() + kStringCost;
+    n += tensors_bound(op->inputs) + tensors_bound(op->outputs);
+  } else if (const auto* cp = std::get_if<CheckpointData>(&record)) {
+    n += cp->name.size() + kStringCost + tensors_bound(cp->tensors);
+  } else if (const auto* sc = std::get_if<ScalarData>(&record)) {
+    n += sc->name.size() + kStringCost;
+  }
+  return n;
+}
+
+void check_record(const RecordData& record) {
+  if (const auto* op = std::get_if<OpData>(&record)) {
+    check_utf8(op->op, "op name");
+    check_utf8(op->module_path, "module_path");
+    for (std::size_t i = 0; i < op->attrs.size(); ++i) {
+      check_utf8(op->attrs[i].key, fmt::format("attrs[{}].key", i));
+      check_utf8(op->attrs[i].s, fmt::format("attrs[{}] ('{}') string value", i, op->attrs[i].key));
+    }
+    check_tensor_names(op->inputs, "inputs");
+    check_tensor_names(op->outputs, "outputs");
+  } else if (const auto* cp = std::get_if<CheckpointData>(&record)) {
+    check_utf8(cp->name, "checkpoint name");
+    check_tensor_names(cp->tensors, "tensors");
+  } else if (const auto* sc = std::get_if<ScalarData>(&record)) {
+    check_utf8(sc->name, "scalar name");
+  }
+  const uint64_t bound = meta_bytes_bound(record);
+  if (bound > kDefaultMaxMetaBytes)
+    fail(PEAT_STATUS_INVALID_ARGUMENT,
+         "record metadata (names, attributes, shapes) of about {} bytes is above the {}-byte limit of trace readers "
+         "(max_meta_bytes); the record is not written",
+         bound, kDefaultMaxMetaBytes);
 }
 
 namespace {
@@ -111,6 +175,7 @@ std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t met
 EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level) {
   if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown trace codec {}", codec);
+  check_record(record);
   fbs::FlatBufferBuilder builder(1024);
   std::vector<std::byte> payload;
   EncodedRecord out;
@@ -163,12 +228,49 @@ EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, 
     type = fb::Body::StepMarker;
     out.kind = PEAT_TRACE_KIND_STEP;
   }
-  builder.Finish(fb::CreateRecord(builder, type, body));
+  // seq: a placeholder stored in the buffer, stamped by the Writer in file order.
+  builder.Finish(fb::CreateRecord(builder, type, body, uint64_t{0}));
+  if (builder.GetSize() > kDefaultMaxMetaBytes)  // the bound above makes this unreachable; kept as the rule
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "record metadata of {} bytes is above the {}-byte limit of trace readers",
+         builder.GetSize(), kDefaultMaxMetaBytes);
   out.frame = frame(out.kind, builder.GetBufferPointer(), builder.GetSize(), payload);
   return out;
 }
 
+bool stamp_seq(std::vector<std::byte>& framed, uint64_t seq) {
+  if (framed.size() < kFrameFixed) return false;
+  auto* p = reinterpret_cast<unsigned char*>(framed.data());
+  const uint32_t meta_len = get_u32(p + 8);
+  if (kFrameFixed + uint64_t{meta_len} > framed.size() || meta_len < 8) return false;
+  unsigned char* meta = p + kFrameFixed;
+  // Root table, its vtable, then the seq field's slot (FlatBuffers layout).
+  const uint32_t table = get_u32(meta);
+  if (uint64_t{table} + 4 > meta_len) return false;
+  const int64_t vtable = static_cast<int64_t>(table) - static_cast<int32_t>(get_u32(meta + table));
+  if (vtable < 0 || static_cast<uint64_t>(vtable) + 4 > meta_len) return false;
+  const uint16_t vt_size = get_u16(meta + vtable);
+  const uint16_t slot = fb::Record::VT_SEQ;
+  if (slot + 2u > vt_size || static_cast<uint64_t>(vtable) + slot + 2 > meta_len) return false;
+  const uint16_t field = get_u16(meta + vtable + slot);
+  if (field == 0 || uint64_t{table} + field + 8 > meta_len) return false;
+  put_u64(meta + table + field, seq);
+  std::vector<unsigned char> covered(24 + meta_len);
+  std::memcpy(covered.data(), p, 24);
+  std::memcpy(covered.data() + 24, meta, meta_len);
+  put_u64(p + 24, checksum(covered.data(), covered.size()));
+  return true;
+}
+
 std::vector<std::byte> encode_header(const RunInfoData& info) {
+  check_utf8(info.framework, "framework");
+  check_utf8(info.device, "device");
+  check_utf8(info.vendor, "vendor");
+  check_utf8(info.library_version, "library_version");
+  check_utf8(info.run_name, "run_name");
+  for (std::size_t i = 0; i < info.tags.size(); ++i) {
+    check_utf8(info.tags[i].first, fmt::format("tags[{}].key", i));
+    check_utf8(info.tags[i].second, fmt::format("tags[{}] ('{}') value", i, info.tags[i].first));
+  }
   fbs::FlatBufferBuilder builder(512);
   std::vector<fbs::Offset<fb::KeyValue>> tags;
   for (const auto& [k, v] : info.tags) tags.push_back(fb::CreateKeyValueDirect(builder, k.c_str(), v.c_str()));
@@ -195,11 +297,12 @@ std::vector<std::byte> encode_header(const RunInfoData& info) {
 }
 
 std::vector<std::byte> encode_footer(const std::vector<uint64_t>& offsets, const std::vector<uint8_t>& kinds,
-                                     uint64_t index_offset) {
-  fbs::FlatBufferBuilder builder(64 + offsets.size() * 9);
+                                     const std::vector<uint64_t>& seqs, uint64_t index_offset) {
+  fbs::FlatBufferBuilder builder(64 + offsets.size() * 17);
   const auto off = builder.CreateVector(offsets);
   const auto kin = builder.CreateVector(kinds);
-  const auto index = fb::CreateIndex(builder, off, kin);
+  const auto seq = seqs.empty() ? fbs::Offset<fbs::Vector<uint64_t>>() : builder.CreateVector(seqs);
+  const auto index = fb::CreateIndex(builder, off, kin, seq);
   builder.Finish(fb::CreateRecord(builder, fb::Body::Index, index.Union()));
   std::vector<std::byte> out = frame(kKindIndex, builder.GetBufferPointer(), builder.GetSize(), {});
   const std::size_t at = out.size();

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -88,8 +89,26 @@ std::size_t element_size(DLDataType dtype) noexcept;
 // Checks a tensor's dtype, shape and byte count; throws INVALID_ARGUMENT naming `what`.
 void check_tensor(const TensorData& tensor, const std::string& what);
 
+// Checks what a default reader would refuse, before anything is encoded:
+// every string must be valid UTF-8, and an upper bound of the record's
+// metadata must stay within kDefaultMaxMetaBytes. Throws INVALID_ARGUMENT
+// naming the field. encode_record calls it; the profiler calls it on the
+// caller's thread so that a record it acknowledges is one it can write.
+void check_record(const RecordData& record);
+
+// Upper bound of the FlatBuffer metadata bytes of `record`.
+uint64_t meta_bytes_bound(const RecordData& record) noexcept;
+
+// Throws INVALID_ARGUMENT when `text` (the field `what`) is not valid UTF-8.
+void check_utf8(std::string_view text, const std::string& what);
+
 // Encodes one record (tensors with `codec` at zstd `level`). Thread-safe.
+// The record's sequence number is a placeholder the Writer stamps (stamp_seq).
 EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level);
+
+// Sets the sequence number (Record.seq) of a framed record whose metadata
+// carries one and updates the frame checksum; false when it carries none.
+bool stamp_seq(std::vector<std::byte>& frame, uint64_t seq);
 
 // Frames FlatBuffer metadata and a payload as one record (kind is the frame's
 // kind field). Exposed for tests that build unusual records.
@@ -101,8 +120,9 @@ std::vector<std::byte> encode_header(const RunInfoData& info);
 
 // Encodes the footer: the index record followed by the trailer. `index_offset`
 // is where the index record will start.
+// `seqs` (sequence numbers, parallel to offsets) is written when not empty.
 std::vector<std::byte> encode_footer(const std::vector<uint64_t>& offsets, const std::vector<uint8_t>& kinds,
-                                     uint64_t index_offset);
+                                     const std::vector<uint64_t>& seqs, uint64_t index_offset);
 
 uint64_t now_unix_ns() noexcept;
 

@@ -4,22 +4,43 @@
 #include "trace/format.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace peat::trace {
 
 Writer::Writer(std::string path, const RunInfoData& info) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const std::vector<std::byte> header = encode_header(info);  // checks the strings before the file is created
+  open_file();
+  write_all(header.data(), header.size(), "the header");
+}
+
+Writer::Writer(std::string path, const std::vector<std::byte>& header) : path_(std::move(path)) {
+  open_file();
+  write_all(header.data(), header.size(), "the header");
+}
+
+void Writer::open_file() {
+  // A FIFO without a reader would block open(O_WRONLY) forever: look first, and
+  // open non-blocking so that one created in between fails (ENXIO) instead.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: not a regular file (a trace is written to a regular file)", path_);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd_ < 0) {
     const int err = errno;
     fail(err == ENOENT ? PEAT_STATUS_NOT_FOUND : PEAT_STATUS_IO_ERROR, "{}: cannot create the trace file: {}", path_,
          std::strerror(err));
   }
-  const std::vector<std::byte> header = encode_header(info);
-  write_all(header.data(), header.size(), "the header");
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    abandon();
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: not a regular file (a trace is written to a regular file)", path_);
+  }
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
 }
 
 Writer::~Writer() { abandon(); }
@@ -30,6 +51,10 @@ void Writer::abandon() noexcept {
 }
 
 void Writer::write_all(const std::byte* data, std::size_t size, const char* what) {
+  write_all(data, size, what, offset_);
+}
+
+void Writer::write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start) {
   if (fd_ < 0) fail(PEAT_STATUS_BAD_STATE, "{}: the trace file is closed", path_);
   std::size_t done = 0;
   while (done < size) {
@@ -38,9 +63,12 @@ void Writer::write_all(const std::byte* data, std::size_t size, const char* what
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
       // Best effort: cut the partial record so the file ends at a record boundary.
-      if (::ftruncate(fd_, static_cast<off_t>(offset_)) != 0) { /* the reader's recover copes */ }
-      ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET);
-      fail(PEAT_STATUS_IO_ERROR, "{}: writing {} at byte {} failed: {}", path_, what, offset_ + done,
+      if (::ftruncate(fd_, static_cast<off_t>(start)) != 0) { /* the reader's recover copes */ }
+      ::lseek(fd_, static_cast<off_t>(start), SEEK_SET);
+      offset_ = start;
+      // Named by where it starts (where the file now ends), which is what a
+      // reader or `peat verify` reports for that record.
+      fail(PEAT_STATUS_IO_ERROR, "{}: writing {} (starting at byte {}) failed: {}", path_, what, start,
            std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
@@ -48,18 +76,48 @@ void Writer::write_all(const std::byte* data, std::size_t size, const char* what
   offset_ += size;
 }
 
-uint64_t Writer::append(const EncodedRecord& record) {
+uint64_t Writer::add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq) {
   const uint64_t at = offset_;
   const std::string what = fmt::format("record {}", offsets_.size());
-  write_all(record.frame.data(), record.frame.size(), what.c_str());
+  write_all(frame.data(), frame.size(), what.c_str());
   offsets_.push_back(at);
-  kinds_.push_back(static_cast<uint8_t>(record.kind));
+  kinds_.push_back(static_cast<uint8_t>(kind));
+  seqs_.push_back(seq);
+  next_seq_ = seq + 1;
+  return at;
+}
+
+uint64_t Writer::append(EncodedRecord& record) {
+  const uint64_t seq = next_seq_;
+  // Every encode_record output has the slot; frames tests build by hand may
+  // not, and are written as they are (a reader then finds no number).
+  stamp_seq(record.frame, seq);
+  return add(record.frame, record.kind, seq);
+}
+
+uint64_t Writer::append_copy(uint64_t size, uint16_t kind, uint64_t seq, const ChunkReader& read) {
+  if (!offsets_.empty() && seq < next_seq_)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: record {}: sequence number {} after {}", path_, offsets_.size(), seq,
+         next_seq_ - 1);
+  const uint64_t at = offset_;
+  const std::string what = fmt::format("record {}", offsets_.size());
+  std::vector<std::byte> chunk(static_cast<std::size_t>(std::min<uint64_t>(size, uint64_t{4} << 20)));
+  for (uint64_t done = 0; done < size;) {  // bounded memory whatever the record's size
+    const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(chunk.size(), size - done));
+    read(done, chunk.data(), n);
+    write_all(chunk.data(), n, what.c_str(), at);
+    done += n;
+  }
+  offsets_.push_back(at);
+  kinds_.push_back(static_cast<uint8_t>(kind));
+  seqs_.push_back(seq);
+  next_seq_ = seq + 1;
   return at;
 }
 
 void Writer::close() {
   if (fd_ < 0) return;
-  const std::vector<std::byte> footer = encode_footer(offsets_, kinds_, offset_);
+  const std::vector<std::byte> footer = encode_footer(offsets_, kinds_, seqs_, offset_);
   write_all(footer.data(), footer.size(), "the footer index");
   const int rc = ::close(fd_);
   fd_ = -1;

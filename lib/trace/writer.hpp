@@ -1,12 +1,14 @@
 // peat::trace::Writer — appends framed records to one trace file and writes
 // the footer index on close. Not thread-safe: the profiler's writer thread is
 // its only user. Every failure throws peat::Error(IO_ERROR) naming the file,
-// the record number, the byte offset and the system's reason.
+// the record number, the byte offset where that record starts and the
+// system's reason.
 #pragma once
 
 #include "trace/record.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,14 +16,26 @@ namespace peat::trace {
 
 class Writer {
  public:
-  // Creates (or truncates) `path` and writes the header.
+  // Creates (or truncates) `path` and writes the header. `path` must be a
+  // regular file or not exist yet: a FIFO or device is refused
+  // (INVALID_ARGUMENT) without blocking in open().
   Writer(std::string path, const RunInfoData& info);
+  // Same, with a header copied as it is from another trace (its bytes up to
+  // the first record): the copy keeps the original run metadata and version.
+  Writer(std::string path, const std::vector<std::byte>& header);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Appends one record; returns its byte offset.
-  uint64_t append(const EncodedRecord& record);
+  // Appends one record from encode_record, stamping its sequence number;
+  // returns its byte offset.
+  uint64_t append(EncodedRecord& record);
+  uint64_t append(EncodedRecord&& record) { return append(record); }
+  // Appends an intact frame of `size` bytes copied from another trace as it
+  // is, with the sequence number it carries (`seq`, larger than every one
+  // before it), in chunks of at most 4 MiB that `read(offset, dst, n)` fills.
+  using ChunkReader = std::function<void(uint64_t offset, std::byte* dst, std::size_t n)>;
+  uint64_t append_copy(uint64_t size, uint16_t kind, uint64_t seq, const ChunkReader& read);
   // Writes the footer index and closes the file. Idempotent.
   void close();
   // Closes the file descriptor without writing the footer.
@@ -33,13 +47,19 @@ class Writer {
   bool is_open() const noexcept { return fd_ >= 0; }
 
  private:
+  void open_file();
   void write_all(const std::byte* data, std::size_t size, const char* what);
+  // `start`: where the record being written starts (cut back to it on failure).
+  void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
+  uint64_t add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq);
 
   std::string path_;
   int fd_ = -1;
   uint64_t offset_ = 0;
+  uint64_t next_seq_ = 0;
   std::vector<uint64_t> offsets_;
   std::vector<uint8_t> kinds_;
+  std::vector<uint64_t> seqs_;
 };
 
 }  // namespace peat::trace

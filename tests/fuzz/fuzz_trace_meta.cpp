@@ -20,11 +20,21 @@ namespace {
 
 using namespace peat::trace;
 
+// A format 1.0 header: its records carry no sequence number, so a fuzzed
+// record's metadata needs none to reach every accessor of the walk.
 std::vector<std::byte> header() {
   RunInfoData info;
   info.framework = "fuzz";
   info.run_name = "fuzz";
-  return encode_header(info);
+  std::vector<std::byte> out = encode_header(info);
+  auto* p = reinterpret_cast<unsigned char*>(out.data());
+  put_u16(p + 10, 0);
+  const uint32_t meta_len = get_u32(p + 16);
+  std::vector<unsigned char> covered(24 + meta_len);
+  std::memcpy(covered.data(), p, 24);
+  std::memcpy(covered.data() + 24, p + kHeaderFixed, meta_len);
+  put_u64(p + 24, checksum(covered.data(), covered.size()));
+  return out;
 }
 
 std::vector<std::byte> header_with_meta(const std::vector<uint8_t>& meta) {
@@ -57,10 +67,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (selector >= 16) {
     file = header_with_meta(in.rest());
     // one well-formed step record after it, and the footer
-    const EncodedRecord step = encode_record(StepData{3, 7}, PEAT_TRACE_CODEC_RAW, 0);
+    EncodedRecord step = encode_record(StepData{3, 7}, PEAT_TRACE_CODEC_RAW, 0);
+    stamp_seq(step.frame, 0);
     const uint64_t at = file.size();
     append(file, step.frame);
-    append(file, encode_footer({at}, {static_cast<uint8_t>(step.kind)}, file.size()));
+    append(file, encode_footer({at}, {static_cast<uint8_t>(step.kind)}, {0}, file.size()));
   } else {
     const std::size_t split = in.take<uint16_t>();
     const std::vector<uint8_t> meta = in.bytes(split);
@@ -70,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     file = header();
     const uint64_t at = file.size();
     append(file, frame(selector, meta.data(), meta.size(), payload));
-    append(file, encode_footer({at}, {selector}, file.size()));
+    append(file, encode_footer({at}, {selector}, {}, file.size()));
   }
   int fd = -1;
   char path[64];

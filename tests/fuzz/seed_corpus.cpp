@@ -3,10 +3,13 @@
 // of several dtypes in both codecs, a checkpoint, a scalar, step markers), cut
 // into the shapes each target reads, plus structured inputs for the analyzer
 // and injector targets. Deterministic: the same files every build.
+#include "trace/codec.hpp"
 #include "trace/format.hpp"
 #include "trace/record.hpp"
+#include "trace/trace_generated.h"
 #include "trace/writer.hpp"
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -81,6 +84,105 @@ std::vector<unsigned char> slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// An op record built by hand: `name` as given (the writer refuses non-UTF-8),
+// optionally one float32 input declaring `raw` bytes over `payload` ("zstd").
+EncodedRecord crafted_op(const std::string& name, uint64_t raw = 0, const std::vector<std::byte>& payload = {}) {
+  flatbuffers::FlatBufferBuilder b;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<peat::fb::Tensor>>> inputs;
+  if (raw > 0) {
+    const auto shape = b.CreateVector(std::vector<int64_t>{static_cast<int64_t>(raw / 4)});
+    peat::fb::TensorBuilder tb(b);
+    tb.add_dtype_code(kDLFloat);
+    tb.add_dtype_bits(32);
+    tb.add_dtype_lanes(1);
+    tb.add_shape(shape);
+    tb.add_codec(peat::fb::Codec::ShuffleZstd);
+    tb.add_raw_bytes(raw);
+    tb.add_encoded_bytes(payload.size());
+    const auto t = tb.Finish();
+    inputs = b.CreateVector(std::vector<flatbuffers::Offset<peat::fb::Tensor>>{t});
+  }
+  const auto op = peat::fb::CreateOpInvocation(b, b.CreateString(name), 0, 0, 0, 0, 0, inputs);
+  b.Finish(peat::fb::CreateRecord(b, peat::fb::Body::OpInvocation, op.Union(), uint64_t{0}));
+  EncodedRecord rec;
+  rec.kind = PEAT_TRACE_KIND_OP;
+  rec.frame = frame(PEAT_TRACE_KIND_OP, b.GetBufferPointer(), b.GetSize(), payload);
+  return rec;
+}
+
+// Hostile inputs of issue 23 as whole files: a size bomb (1 GiB and 1 MiB
+// declared over a 4 KiB zstd frame), non-UTF-8 and control characters in
+// names, and two records of the same size swapped byte for byte.
+void hostile_traces(const fs::path& tmp, const fs::path& out, const RunInfoData& info) {
+  std::vector<std::byte> zeros(4096), zstd;
+  encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, zeros.data(), zeros.size(), 4, zstd);
+  const auto write = [&](const std::string& name, std::vector<EncodedRecord> records, bool swap12) {
+    const fs::path file = tmp / (name + ".peat");
+    std::vector<uint64_t> at;
+    {
+      Writer w(file.string(), info);
+      for (EncodedRecord& r : records) at.push_back(w.append(r));
+      w.close();
+    }
+    std::vector<unsigned char> bytes = slurp(file);
+    if (swap12 && at.size() >= 4 && at[2] - at[1] == at[3] - at[2]) {
+      std::vector<unsigned char> tmp_rec(bytes.begin() + static_cast<std::ptrdiff_t>(at[1]),
+                                         bytes.begin() + static_cast<std::ptrdiff_t>(at[2]));
+      std::memcpy(bytes.data() + at[1], bytes.data() + at[2], tmp_rec.size());
+      std::memcpy(bytes.data() + at[2], tmp_rec.data(), tmp_rec.size());
+    }
+    put(out, name, bytes.data(), bytes.size());
+  };
+  write("bomb", [&] {
+    std::vector<EncodedRecord> v;
+    v.push_back(crafted_op("bomb", uint64_t{1} << 30, zstd));
+    v.push_back(crafted_op("frame_smaller", uint64_t{256} << 10, zstd));
+    v.push_back(encode_record(ScalarData{"after", 1, 2}, PEAT_TRACE_CODEC_RAW, 1));
+    return v;
+  }(), false);
+  write("non_utf8", [&] {
+    std::vector<EncodedRecord> v;
+    v.push_back(crafted_op("ok"));
+    v.push_back(crafted_op("bad\xff\xfe"));
+    v.push_back(crafted_op("\x1b[31mred\x1b[0m\x07"));
+    v.push_back(crafted_op("after"));
+    return v;
+  }(), false);
+  {
+    // Odd but valid values, an unclosed file and one damaged payload: what
+    // `peat verify --recover` must copy whole but for the damaged record.
+    RunInfoData odd = info;
+    odd.rank = INT32_MAX;
+    odd.world_size = 1;
+    odd.tags = {{"", "tag without key"}};
+    const fs::path file = tmp / "odd_values.peat";
+    uint64_t damaged = 0;
+    {
+      Writer w(file.string(), odd);
+      w.append(encode_record(StepData{-1, 4242}, PEAT_TRACE_CODEC_RAW, 1));
+      w.append(encode_record(ScalarData{"", 3, 0.5}, PEAT_TRACE_CODEC_RAW, 1));
+      OpData op;
+      op.op = "odd";
+      op.step = INT64_MIN;
+      op.attrs = {{"", PEAT_ATTR_INT, 5, 0, "", {}}};
+      w.append(encode_record(op, PEAT_TRACE_CODEC_RAW, 1));
+      CheckpointData cp;
+      cp.name = "damaged";
+      cp.tensors = {tensor("w", {kDLFloat, 32, 1}, {64}, 9)};
+      damaged = w.append(encode_record(cp, PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1));
+      for (int i = 0; i < 5; ++i) w.append(encode_record(ScalarData{"loss", i, 1.0 / (i + 1)}, PEAT_TRACE_CODEC_RAW, 1));
+    }  // not closed: as if the writer were killed
+    std::vector<unsigned char> bytes = slurp(file);
+    bytes[damaged + kFrameFixed + pad8(get_u32(bytes.data() + damaged + 8)) + 16] ^= 0x10;
+    put(out, "odd_values", bytes.data(), bytes.size());
+  }
+  write("reordered", [&] {
+    std::vector<EncodedRecord> v;
+    for (int i = 0; i < 4; ++i) v.push_back(encode_record(ScalarData{"loss", 1, 0.5 * i}, PEAT_TRACE_CODEC_RAW, 1));
+    return v;
+  }(), true);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,7 +208,7 @@ int main(int argc, char** argv) {
     {
       Writer w(file.string(), info);
       for (const RecordData& r : records()) {
-        const EncodedRecord e = encode_record(r, codec, 3);
+        EncodedRecord e = encode_record(r, codec, 3);
         w.append(e);
         // Meta target: selector = kind, u16 split = meta_len, meta, payload.
         const auto* f = reinterpret_cast<const unsigned char*>(e.frame.data());
@@ -133,6 +235,7 @@ int main(int argc, char** argv) {
       put(root / "trace_meta", "header", seed.data(), seed.size());
     }
   }
+  hostile_traces(tmp, root / "trace_file", info);
   fs::remove_all(tmp);
 
   // Analyzer and injector: structured random inputs (the harnesses read typed

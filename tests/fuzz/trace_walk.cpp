@@ -3,6 +3,7 @@
 #include <peat/peat.h>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -107,6 +108,7 @@ void walk_trace_file(const char* path) {
   peat_trace_reader_options_init(&options);
   options.max_tensor_bytes = 64u << 20;  // keep single inputs fast; larger -> a status
   options.max_meta_bytes = 1u << 20;
+  options.max_record_bytes = kWalkRecordCap;
   peat_trace_reader_t* reader = nullptr;
   peat_status_t st = peat_trace_open(path, &options, &reader);
   expect_message(st);
@@ -122,6 +124,21 @@ void walk_trace_file(const char* path) {
   if (st == PEAT_STATUS_OK) {
     walk(reader);
     peat_trace_close(reader);
+  }
+  check_peak_rss();
+}
+
+void check_peak_rss() {
+  // Bounded memory on any input: the peak resident size of the whole run (every
+  // input so far) stays within a fixed multiple of the per-record cap, however
+  // large the sizes a tiny input declares (docs/reliability.md, "Limits").
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return;
+  const uint64_t peak = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  if (peak > kPeakRssBound) {
+    std::fprintf(stderr, "peak RSS %llu bytes is above the bound of %llu bytes (16 x the per-record cap)\n",
+                 static_cast<unsigned long long>(peak), static_cast<unsigned long long>(kPeakRssBound));
+    std::abort();
   }
 }
 

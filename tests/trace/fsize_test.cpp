@@ -111,6 +111,11 @@ int main(int argc, char** argv) {
   EXPECT(rec.records == st.records_written, "recovered %llu of %llu records",
          static_cast<unsigned long long>(rec.records), static_cast<unsigned long long>(st.records_written));
   EXPECT(rec.valid_bytes == rec.file_bytes, "the failed record left a partial tail");
+  // The message names where the failed record starts (where the file now
+  // ends), not the byte where the write stopped.
+  const std::string starts = "starting at byte " + std::to_string(rec.valid_bytes) + ")";
+  EXPECT(last.find(starts) != std::string::npos, "message does not name the record's start (%s): %s", starts.c_str(),
+         last.c_str());
   uint64_t tensors = 0;
   EXPECT(peat_trace_verify(reader, &tensors) == PEAT_STATUS_OK && tensors == rec.records, "verify: %s",
          peat_last_error_message());

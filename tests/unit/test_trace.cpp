@@ -562,7 +562,7 @@ void write_crafted(const std::string& path, std::vector<int64_t> shape, uint64_t
   const auto t = tb.Finish();
   const auto inputs = b.CreateVector(std::vector<flatbuffers::Offset<peat::fb::Tensor>>{t});
   const auto op = peat::fb::CreateOpInvocation(b, b.CreateString("op"), 0, 0, 0, 0, 0, inputs);
-  b.Finish(peat::fb::CreateRecord(b, peat::fb::Body::OpInvocation, op.Union()));
+  b.Finish(peat::fb::CreateRecord(b, peat::fb::Body::OpInvocation, op.Union(), uint64_t{0}));  // seq stamped by the Writer
   const auto meta = fb_bytes(b);
   EncodedRecord rec;
   rec.kind = PEAT_TRACE_KIND_OP;
@@ -644,7 +644,8 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     peat_trace_reader_t* r = nullptr;
     REQUIRE(peat_trace_recover(path.c_str(), nullptr, &r, &rcv) == PEAT_STATUS_OK);
     CHECK(rcv.records == 1);
-    CHECK(rcv.complete == 0);
+    CHECK(rcv.complete == 1);  // the intact frame is skipped and the footer after it read
+    CHECK(std::string(rcv.stop_reason).find("1 intact record(s) skipped, the first: record 1") != std::string::npos);
     peat_trace_close(r);
   }
   SECTION("absurd tensor sizes") {
@@ -663,11 +664,17 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     // compressed payload larger than zstd's bound for the declared size
     write_crafted(path, {1}, 4, 200, 0, 1, 200);
     CHECK(open_status(path, &msg) == PEAT_STATUS_CORRUPT_DATA);
-    // a consistent but huge tensor (16 TiB declared, 8 bytes of "zstd" data): the
-    // file opens; loading it is refused by the caller's limit or buffer, never allocated
+    // a huge tensor (16 TiB declared, 8 bytes of "zstd" data): no zstd frame of
+    // 8 bytes decodes to that much, so it is refused before anything is allocated
     write_crafted(path, {int64_t{1} << 42}, uint64_t{1} << 44, 8, 0, 1, 8);
+    CHECK(open_status(path, &msg) == PEAT_STATUS_CORRUPT_DATA);
+    CHECK(msg.find("more than zstd can decode") != std::string::npos);
+    // a large tensor within that bound (256 KiB from 8 bytes): the file opens;
+    // loading it is refused by the caller's limit or buffer, never allocated
+    write_crafted(path, {int64_t{1} << 16}, uint64_t{1} << 18, 8, 0, 1, 8);
     peat_trace_reader_options_t opts;
     peat_trace_reader_options_init(&opts);
+    opts.max_tensor_bytes = 1024;
     peat_trace_reader_t* r = nullptr;
     REQUIRE(peat_trace_open(path.c_str(), &opts, &r) == PEAT_STATUS_OK);
     DLManagedTensor* m = nullptr;
@@ -675,7 +682,7 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     CHECK(std::string(peat_last_error_message()).find("max_tensor_bytes") != std::string::npos);
     float small[4];
     CHECK(peat_trace_load_tensor(r, 0, PEAT_TRACE_SLOT_INPUT, 0, small, sizeof small) == PEAT_STATUS_BUFFER_TOO_SMALL);
-    CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OUT_OF_MEMORY);
+    CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_CORRUPT_DATA);  // the 8 bytes are no zstd frame
     peat_trace_close(r);
     // garbage in place of a zstd frame
     write_crafted(path, {64}, 256, 32, 0, 1, 32);
@@ -697,7 +704,16 @@ TEST_CASE("trace: bad input gives a status and a message naming file, record and
     peat_trace_reader_options_init(&opts);
     opts.max_meta_bytes = 4096;
     peat_trace_reader_t* r = nullptr;
-    CHECK(peat_trace_open(path.c_str(), &opts, &r) == PEAT_STATUS_CORRUPT_DATA);
+    // A sound record above the caller's limit is skipped, not the file refused.
+    REQUIRE(peat_trace_open(path.c_str(), &opts, &r) == PEAT_STATUS_OK);
+    uint64_t count = 9, skipped = 0;
+    const char* why = nullptr;
+    CHECK(peat_trace_record_count(r, &count) == PEAT_STATUS_OK);
+    CHECK(count == 0);
+    CHECK(peat_trace_skipped(r, &skipped, &why) == PEAT_STATUS_OK);
+    CHECK(skipped == 1);
+    CHECK(std::string(why).find("max_meta_bytes 4096") != std::string::npos);
+    peat_trace_close(r);
     opts.max_meta_bytes = 10;
     CHECK(peat_trace_open(path.c_str(), &opts, &r) == PEAT_STATUS_INVALID_ARGUMENT);
     opts.max_meta_bytes = 1 << 20;

@@ -196,7 +196,7 @@ int run(const Options& opt) {
     }
     j["pairs"] = jp;
     j["findings"] = findings;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // see cmd_info
   } else if (opt.csv_out) {
     std::printf("family,phase,layer,call,output,golden_op,candidate_op,elements,bitwise_mismatches,tolerance_failures,"
                 "max_rel_error,relative_l2,verdict,error\n");
@@ -218,14 +218,14 @@ int run(const Options& opt) {
     std::printf("%-14s %-5s %6s %6s %12s %12s %11s %11s  %s\n", "family", "phase", "pairs", "failed", "mismatches", "tol. fails",
                 "max rel", "rel. L2", "verdict");
     for (const auto& [k, fam] : families)
-      std::printf("%-14s %-5s %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", fam.name.c_str(), phase_name(fam.phase),
+      std::printf("%-14s %-5s %6llu %6llu %12llu %12llu %11.3g %11.3g  %s\n", printable(fam.name).c_str(), phase_name(fam.phase),
                   static_cast<unsigned long long>(fam.pairs), static_cast<unsigned long long>(fam.failed),
                   static_cast<unsigned long long>(fam.signature.bitwise_mismatch_count),
                   static_cast<unsigned long long>(fam.signature.tolerance_fail_count), fam.signature.max_rel_error,
                   relative_l2(fam.signature), top_verdict(fam.detection, fam.detected).c_str());
     for (const Pair& p : pairs)
       if (!p.error.empty())
-        std::printf("pair %s record %llu vs %llu: %s\n", p.golden_op.c_str(), static_cast<unsigned long long>(p.golden_record),
+        std::printf("pair %s record %llu vs %llu: %s\n", printable(p.golden_op).c_str(), static_cast<unsigned long long>(p.golden_record),
                     static_cast<unsigned long long>(p.candidate_record), p.error.c_str());
   }
   if (pairs.empty()) throw CliError(kBadInput, "no op invocation of " + opt.golden + " aligns with one of " + opt.candidate);

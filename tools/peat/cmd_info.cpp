@@ -1,7 +1,9 @@
-// peat info TRACE: header, records per kind and op, steps, sizes, codec ratio.
+// peat info TRACE: header, records per kind and op, steps, sizes, codec ratio
+// (encoded / raw bytes, the convention of every PEAT output and benchmark).
 #include "commands.hpp"
 #include "common.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -13,8 +15,13 @@ namespace peat_cli {
 namespace {
 
 struct OpStats {
-  uint64_t records = 0, fwd = 0, bwd = 0, opt = 0, tensors = 0, raw = 0, encoded = 0;
+  uint64_t records = 0, fwd = 0, bwd = 0, opt = 0, other = 0, tensors = 0, raw = 0, encoded = 0;
 };
+
+// Codec ratio: encoded / raw bytes (0.25 = a quarter of the raw size).
+double codec_ratio(uint64_t raw, uint64_t encoded) {
+  return raw ? static_cast<double>(encoded) / static_cast<double>(raw) : 0.0;
+}
 
 void add_tensor_bytes(const peat_trace_reader_t* r, uint64_t rec, peat_trace_slot_t slot, uint64_t n, uint64_t& tensors,
                       uint64_t& raw, uint64_t& encoded) {
@@ -56,7 +63,10 @@ int run(const std::string& path, bool json) {
     if (info.kind == PEAT_TRACE_KIND_OP) {
       OpStats& s = ops[info.name];
       ++s.records;
-      (info.phase == PEAT_PHASE_BACKWARD ? s.bwd : info.phase == PEAT_PHASE_OPTIMIZER ? s.opt : s.fwd)++;
+      (info.phase == PEAT_PHASE_FORWARD    ? s.fwd
+       : info.phase == PEAT_PHASE_BACKWARD ? s.bwd
+       : info.phase == PEAT_PHASE_OPTIMIZER ? s.opt
+                                            : s.other)++;
       uint64_t t0 = s.tensors, r0 = s.raw, e0 = s.encoded;
       add_tensor_bytes(r, i, PEAT_TRACE_SLOT_INPUT, info.n_inputs, s.tensors, s.raw, s.encoded);
       add_tensor_bytes(r, i, PEAT_TRACE_SLOT_OUTPUT, info.n_outputs, s.tensors, s.raw, s.encoded);
@@ -72,7 +82,7 @@ int run(const std::string& path, bool json) {
       s.second = info.value;
     }
   }
-  const double ratio = encoded ? static_cast<double>(raw) / static_cast<double>(encoded) : 0.0;
+  const double ratio = codec_ratio(raw, encoded);
   std::error_code ec;
   const uint64_t file_bytes = std::filesystem::file_size(path, ec);
   if (json) {
@@ -96,43 +106,55 @@ int run(const std::string& path, bool json) {
     j["tensors"] = {{"count", tensors}, {"raw_bytes", raw}, {"encoded_bytes", encoded}, {"codec_ratio", json_number(ratio)}};
     nlohmann::json jops = nlohmann::json::array();
     for (const auto& [name, s] : ops)
-      jops.push_back({{"name", name}, {"records", s.records}, {"forward", s.fwd}, {"backward", s.bwd}, {"optimizer", s.opt},
+      jops.push_back({{"name", name}, {"records", s.records}, {"forward", s.fwd}, {"backward", s.bwd}, {"optimizer", s.opt}, {"other", s.other},
                       {"tensors", s.tensors}, {"raw_bytes", s.raw}, {"encoded_bytes", s.encoded}});
     j["ops"] = jops;
     nlohmann::json js = nlohmann::json::array();
     for (const auto& [name, s] : scalars) js.push_back({{"name", name}, {"points", s.first}, {"last", json_number(s.second)}});
     j["scalars"] = js;
     j["checkpoints"] = checkpoints;
-    std::cout << j.dump(2) << "\n";
+    // Strings a reader gives are valid UTF-8 (it refuses others); "replace"
+    // keeps a dump from throwing whatever happens upstream.
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kOk;
   }
-  std::printf("trace      %s (%s)\n", path.c_str(), mib(file_bytes).c_str());
-  std::printf("format     %u.%u, written by PEAT %s\n", ri.format_major, ri.format_minor, ri.library_version);
-  std::printf("run        %s, rank %d of %d, framework '%s', device '%s' (%s)\n", *ri.run_name ? ri.run_name : "(unnamed)", ri.rank, ri.world_size,
-              ri.framework, ri.device, ri.vendor);
+  std::printf("trace      %s (%s)\n", printable(path).c_str(), mib(file_bytes).c_str());
+  std::printf("format     %u.%u, written by PEAT %s\n", ri.format_major, ri.format_minor,
+              printable(ri.library_version).c_str());
+  std::printf("run        %s, rank %d of %d, framework '%s', device '%s' (%s)\n",
+              *ri.run_name ? printable(ri.run_name).c_str() : "(unnamed)", ri.rank, ri.world_size,
+              printable(ri.framework).c_str(), printable(ri.device).c_str(), printable(ri.vendor).c_str());
   for (uint64_t t = 0; t < ri.n_tags; ++t) {
     const char *k = nullptr, *v = nullptr;
-    if (peat_trace_tag(r, t, &k, &v) == PEAT_STATUS_OK) std::printf("tag        %s = %s\n", k, v);
+    if (peat_trace_tag(r, t, &k, &v) == PEAT_STATUS_OK)
+      std::printf("tag        %s = %s\n", printable(k).c_str(), printable(v).c_str());
   }
   std::printf("records    %llu: %llu op, %llu checkpoint, %llu scalar, %llu step marker\n", static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(kinds[1]), static_cast<unsigned long long>(kinds[2]),
               static_cast<unsigned long long>(kinds[3]), static_cast<unsigned long long>(kinds[4]));
   if (step_max >= step_min)
     std::printf("steps      %lld .. %lld\n", static_cast<long long>(step_min), static_cast<long long>(step_max));
-  std::printf("tensors    %llu, %s raw, %s encoded, codec ratio %.2f\n", static_cast<unsigned long long>(tensors),
+  std::printf("tensors    %llu, %s raw, %s encoded, codec ratio %.3f (encoded/raw)\n", static_cast<unsigned long long>(tensors),
               mib(raw).c_str(), mib(encoded).c_str(), ratio);
   for (const auto& [name, s] : scalars)
-    std::printf("scalar     %s: %llu points, last %.6g\n", name.c_str(), static_cast<unsigned long long>(s.first), s.second);
+    std::printf("scalar     %s: %llu points, last %.6g\n", printable(name).c_str(), static_cast<unsigned long long>(s.first), s.second);
   for (const auto& c : checkpoints)
-    std::printf("checkpoint %s at step %lld: %llu tensors\n", c["name"].get<std::string>().c_str(),
+    std::printf("checkpoint %s at step %lld: %llu tensors\n", printable(c["name"].get<std::string>()).c_str(),
                 static_cast<long long>(c["step"].get<int64_t>()), static_cast<unsigned long long>(c["tensors"].get<uint64_t>()));
   if (!ops.empty()) {
-    std::printf("\n%-32s %8s %6s %6s %6s %8s %12s %12s %7s\n", "op", "records", "fwd", "bwd", "opt", "tensors", "raw", "encoded", "ratio");
+    // The op column is as wide as the longest (printable) name, so long
+    // names do not push their numbers out of line.
+    std::size_t width = 2;
+    for (const auto& [name, s] : ops) width = std::max(width, printable(name).size());
+    const int w = static_cast<int>(width);
+    std::printf("\n%-*s %8s %6s %6s %6s %6s %8s %12s %12s %7s\n", w, "op", "records", "fwd", "bwd", "opt", "other",
+                "tensors", "raw", "encoded", "ratio");
     for (const auto& [name, s] : ops)
-      std::printf("%-32s %8llu %6llu %6llu %6llu %8llu %12s %12s %7.2f\n", name.c_str(), static_cast<unsigned long long>(s.records),
-                  static_cast<unsigned long long>(s.fwd), static_cast<unsigned long long>(s.bwd),
-                  static_cast<unsigned long long>(s.opt), static_cast<unsigned long long>(s.tensors), mib(s.raw).c_str(),
-                  mib(s.encoded).c_str(), s.encoded ? static_cast<double>(s.raw) / static_cast<double>(s.encoded) : 0.0);
+      std::printf("%-*s %8llu %6llu %6llu %6llu %6llu %8llu %12s %12s %7.3f\n", w, printable(name).c_str(),
+                  static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.fwd),
+                  static_cast<unsigned long long>(s.bwd), static_cast<unsigned long long>(s.opt),
+                  static_cast<unsigned long long>(s.other), static_cast<unsigned long long>(s.tensors),
+                  mib(s.raw).c_str(), mib(s.encoded).c_str(), codec_ratio(s.raw, s.encoded));
   }
   return kOk;
 }

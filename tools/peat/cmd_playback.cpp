@@ -95,7 +95,7 @@ int run(const Options& opt) {
     }
     j["ops"] = ops;
     j["findings"] = findings;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // see cmd_info
   } else if (opt.csv_out) {
     std::printf("op,output,records,ok,failed,exact,nondeterministic,elements,bitwise_mismatches,tolerance_failures,"
                 "max_abs_error,max_rel_error,relative_l2,verdict,confidence\n");
@@ -120,8 +120,8 @@ int run(const Options& opt) {
     std::printf("%-28s %-12s %7s %6s %6s %12s %12s %11s %11s  %-44s %s\n", "op", "output", "records", "exact", "failed",
                 "mismatches", "tol. fails", "max rel", "rel. L2", "verdict (merged calls)", "per call");
     for (const OpVerdict& v : replay.ops())
-      std::printf("%-28s %-12s %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %-44s %s\n", v.op.c_str(),
-                  (v.output_name.empty() ? std::to_string(v.output) : v.output_name).c_str(),
+      std::printf("%-28s %-12s %7llu %6llu %6llu %12llu %12llu %11.3g %11.3g  %-44s %s\n", printable(v.op).c_str(),
+                  printable(v.output_name.empty() ? std::to_string(v.output) : v.output_name).c_str(),
                   static_cast<unsigned long long>(v.group.records),
                   static_cast<unsigned long long>(v.group.exact), static_cast<unsigned long long>(v.group.failed),
                   static_cast<unsigned long long>(v.signature.bitwise_mismatch_count),

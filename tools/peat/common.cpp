@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -15,11 +17,31 @@ const char* const kExitCodesHelp =
     "  4  the candidate library or symbol cannot be loaded\n"
     "  5  internal error\n";
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    // C1 controls are U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F.
+    const bool c1 = b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (b < 0x20 || b == 0x7F || c1) {
+      const unsigned v = c1 ? static_cast<unsigned char>(text[++i]) : b;
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02X", v);
+      out += esc;
+    } else {
+      out += static_cast<char>(b);
+    }
+  }
+  return out;
+}
+
 std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
+  return printable(text);  // a name in a message must not drive the terminal either
 }
 
 int exit_code_for(peat_status_t status) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace peat_cli {
 
@@ -45,8 +46,12 @@ void check(peat_status_t status, const std::string& what);
 // The thread's last library error without the function-name prefix, one line.
 std::string library_message();
 
-// One line: newlines and tabs become spaces.
+// One line: newlines and tabs become spaces, other control characters \xNN.
 std::string one_line(std::string text);
+
+// Text for a terminal: control characters (C0, DEL, C1) are written as \xNN
+// escapes, so a trace's strings cannot move the cursor or recolour output.
+std::string printable(std::string_view text);
 
 struct TraceCloser {
   void operator()(peat_trace_reader_t* r) const noexcept { peat_trace_close(r); }

@@ -208,7 +208,8 @@ class Attr(Structure):
 
 class TraceReaderOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32),
-                ("max_tensor_bytes", c_uint64), ("max_meta_bytes", c_uint64)]
+                ("max_tensor_bytes", c_uint64), ("max_meta_bytes", c_uint64),
+                ("max_record_bytes", c_uint64)]
 
 
 class TraceRecovery(Structure):
@@ -533,6 +534,8 @@ _PROTOTYPES = {
                                          P(P(DLManagedTensor))]),
     "peat_trace_tensor_free": (None, [P(DLManagedTensor)]),
     "peat_trace_verify": (S, [c_void_p, P(c_uint64)]),
+    "peat_trace_skipped": (S, [c_void_p, P(c_uint64), P(c_char_p)]),
+    "peat_trace_copy_intact": (S, [c_void_p, c_char_p, P(c_uint64), P(c_uint64)]),
     # profiler.h
     "peat_profiler_options_init": (None, [P(ProfilerOptions)]),
     "peat_profiler_create": (S, [c_void_p, P(ProfilerOptions), P(c_void_p)]),

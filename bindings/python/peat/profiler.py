@@ -8,7 +8,7 @@ from . import _capi
 from ._capi import lib
 from ._handle import ClosesOnExit
 from ._tensor import view
-from .errors import check
+from .errors import BadStateError, check
 from .session import Session, phase_code
 
 CALL_NEXT = 2**64 - 1
@@ -88,6 +88,13 @@ class Profiler(ClosesOnExit):
         self.path = str(path)
         session._children.append(self)
 
+    @property
+    def _live(self):
+        """The C handle; BadStateError (as the C API's BAD_STATE) once closed."""
+        if not self._h:
+            raise BadStateError(f"{self.path}: the profiler is closed", BadStateError.status)
+        return self._h
+
     def close(self) -> None:
         """Flushes, writes the index and closes the file; raises the write error if any."""
         if self._h:
@@ -120,12 +127,12 @@ class Profiler(ClosesOnExit):
         r.step_begin = step_begin
         if step_end is not None:
             r.step_end = step_end
-        check(lib.peat_profiler_add_rule(self._h, byref(r)), "peat_profiler_add_rule")
+        check(lib.peat_profiler_add_rule(self._live, byref(r)), "peat_profiler_add_rule")
 
     def should_record(self, op, call: int, step: int = -1) -> bool:
         op = self.session.intern(op) if isinstance(op, str) else op
         out = c_int32()
-        check(lib.peat_profiler_should_record(self._h, op, call, step, byref(out)),
+        check(lib.peat_profiler_should_record(self._live, op, call, step, byref(out)),
               "peat_profiler_should_record")
         return bool(out.value)
 
@@ -162,7 +169,7 @@ class Profiler(ClosesOnExit):
             keep.append(na2)
             rec.output_names = na2
         recorded, out_call = c_int32(), c_uint64()
-        check(lib.peat_profiler_record_op(self._h, byref(rec), byref(recorded), byref(out_call)),
+        check(lib.peat_profiler_record_op(self._live, byref(rec), byref(recorded), byref(out_call)),
               "peat_profiler_record_op")
         return bool(recorded.value), out_call.value
 
@@ -170,24 +177,24 @@ class Profiler(ClosesOnExit):
         views = [view(t) for t in tensors.values()]
         names = (c_char_p * max(len(tensors), 1))(*[_b(k) for k in tensors])
         recorded = c_int32()
-        check(lib.peat_profiler_record_checkpoint(self._h, _b(name), step, names,
+        check(lib.peat_profiler_record_checkpoint(self._live, _b(name), step, names,
                                                   _ptr_array(views), len(views), None,
                                                   byref(recorded)),
               "peat_profiler_record_checkpoint")
         return bool(recorded.value)
 
     def record_scalar(self, name: str, value: float, step: int = -1) -> None:
-        check(lib.peat_profiler_record_scalar(self._h, _b(name), step, float(value)),
+        check(lib.peat_profiler_record_scalar(self._live, _b(name), step, float(value)),
               "peat_profiler_record_scalar")
 
     def mark_step(self, step: int) -> None:
-        check(lib.peat_profiler_mark_step(self._h, step), "peat_profiler_mark_step")
+        check(lib.peat_profiler_mark_step(self._live, step), "peat_profiler_mark_step")
 
     def flush(self) -> None:
-        check(lib.peat_profiler_flush(self._h), "peat_profiler_flush")
+        check(lib.peat_profiler_flush(self._live), "peat_profiler_flush")
 
     def stats(self) -> dict:
         s = _capi.ProfilerStats()
         s.struct_size = ctypes.sizeof(s)
-        check(lib.peat_profiler_stats(self._h, byref(s)), "peat_profiler_stats")
+        check(lib.peat_profiler_stats(self._live, byref(s)), "peat_profiler_stats")
         return {f[0]: getattr(s, f[0]) for f in s._fields_ if f[0] != "struct_size"}

@@ -56,7 +56,9 @@ class TensorInfo:
 
 
 def _str(p) -> str:
-    return p.decode() if p else ""
+    # The library reads and writes UTF-8 only (docs/trace-format.md, "Strings");
+    # "replace" still keeps a message cut mid-character (stop_reason) readable.
+    return p.decode("utf-8", "replace") if p else ""
 
 
 def attr_value(at: _capi.Attr):
@@ -99,9 +101,11 @@ class TraceReader(OwnsHandle):
     _h = None  # the C handle; None until created, after close
 
     def __init__(self, path, *, recover: bool = False, max_tensor_bytes: int | None = None,
-                 max_meta_bytes: int | None = None):
+                 max_meta_bytes: int | None = None, max_record_bytes: int | None = None):
         opts = _capi.TraceReaderOptions()
         lib.peat_trace_reader_options_init(byref(opts))
+        if max_record_bytes is not None:
+            opts.max_record_bytes = max_record_bytes
         if max_tensor_bytes is not None:
             opts.max_tensor_bytes = max_tensor_bytes
         if max_meta_bytes is not None:
@@ -116,7 +120,7 @@ class TraceReader(OwnsHandle):
                                          byref(rec)), "peat_trace_recover")
             self.recovery = {"complete": bool(rec.complete), "records": rec.records,
                              "valid_bytes": rec.valid_bytes, "file_bytes": rec.file_bytes,
-                             "stop_reason": rec.stop_reason.decode()}
+                             "stop_reason": _str(rec.stop_reason)}
         else:
             check(lib.peat_trace_open(self.path.encode(), byref(opts), byref(handle)),
                   "peat_trace_open")
@@ -132,7 +136,7 @@ class TraceReader(OwnsHandle):
         info.struct_size = ctypes.sizeof(info)
         check(lib.peat_trace_run_info(self._h, byref(info)), "peat_trace_run_info")
         out = {f[0]: getattr(info, f[0]) for f in info._fields_ if f[0] != "struct_size"}
-        return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in out.items()}
+        return {k: (_str(v) if isinstance(v, bytes) else v) for k, v in out.items()}
 
     def tags(self) -> dict:
         out = {}
@@ -234,6 +238,19 @@ class TraceReader(OwnsHandle):
         n = c_uint64()
         check(lib.peat_trace_verify(self._h, byref(n)), "peat_trace_verify")
         return n.value
+
+    def skipped(self) -> tuple:
+        """(count, first message) of the file's records this reader skipped."""
+        n, first = c_uint64(), ctypes.c_char_p()
+        check(lib.peat_trace_skipped(self._h, byref(n), byref(first)), "peat_trace_skipped")
+        return n.value, _str(first.value)
+
+    def copy_intact(self, out_path) -> tuple:
+        """Writes the intact records into a new, complete trace; (written, dropped)."""
+        w, d = c_uint64(), c_uint64()
+        check(lib.peat_trace_copy_intact(self._h, str(out_path).encode(), byref(w), byref(d)),
+              "peat_trace_copy_intact")
+        return w.value, d.value
 
 
 def _with_layout(compact, strides):
