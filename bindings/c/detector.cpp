@@ -90,11 +90,8 @@ PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context,
                                                  const peat_attr_t* attrs, uint64_t n_attrs, uint64_t output,
                                                  int64_t signature_k) {
   return peat::c_call(__func__, [&] {
-    peat::require_arg(context, "context");
+    peat::require_own_struct(context, "context", "peat_detect_context_init");
     peat::require_arg(op, "op");
-    if (context->struct_size != sizeof(peat_detect_context_t))
-      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "context->struct_size is {}; this library's is {} (call peat_detect_context_init)",
-                 context->struct_size, sizeof(peat_detect_context_t));
     if (n_inputs > 0 && (input_ndims == nullptr || input_shapes == nullptr))
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
     if (n_attrs > 0 && attrs == nullptr) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_attrs is {} but attrs is NULL", n_attrs);

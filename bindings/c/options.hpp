@@ -35,4 +35,14 @@ void require_out_struct(const T* out, const char* name) {
          out->struct_size, sizeof(T));
 }
 
+// In-out structs the library updates in place (a peat_detect_context_t the
+// caller initialised and the library completes): struct_size must be ours.
+template <typename T>
+void require_own_struct(const T* p, const char* name, const char* init) {
+  require_arg(p, name);
+  if (p->struct_size != sizeof(T))
+    fail(PEAT_STATUS_VERSION_MISMATCH, "{}->struct_size is {}; this library's is {} (call {})", name, p->struct_size,
+         sizeof(T), init);
+}
+
 }  // namespace peat

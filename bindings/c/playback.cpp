@@ -221,10 +221,7 @@ PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* r
                                                     peat_detect_context_t* context) {
   return peat::c_call(__func__, [&] {
     peat::require_arg(reader, "reader");
-    peat::require_arg(context, "context");
-    if (context->struct_size != sizeof(peat_detect_context_t))
-      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "context->struct_size is {}; this library's is {} (call peat_detect_context_init)",
-                 context->struct_size, sizeof(peat_detect_context_t));
+    peat::require_own_struct(context, "context", "peat_detect_context_init");
     const auto ctx = peat::playback::record_op_context(*reader, record, output, signature_k);
     context->op_kind = ctx.kind;
     context->reduction_length = ctx.reduction_length;

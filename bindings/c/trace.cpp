@@ -210,16 +210,7 @@ PEAT_API peat_status_t peat_trace_attr(const peat_trace_reader_t* reader, uint64
     const uint64_t n = attrs ? attrs->size() : 0;
     if (attr >= n)
       peat::fail(PEAT_STATUS_NOT_FOUND, "{}: record {} has {} attributes; there is no attribute {}", r.path(), index, n, attr);
-    const auto* a = attrs->Get(static_cast<uint32_t>(attr));
-    peat_attr_t result{};
-    result.key = str(a->key());
-    result.type = static_cast<peat_attr_type_t>(a->type());
-    result.i = a->i();
-    result.f = a->f();
-    result.s = str(a->s());
-    result.ints = a->ints() ? a->ints()->data() : nullptr;
-    result.n_ints = a->ints() ? a->ints()->size() : 0;
-    *out = result;
+    *out = peat::trace::attr_view(*attrs->Get(static_cast<uint32_t>(attr)));
   });
 }
 

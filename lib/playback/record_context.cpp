@@ -23,17 +23,7 @@ std::vector<peat_attr_t> record_attrs(const trace::Reader& reader, uint64_t reco
   std::vector<peat_attr_t> out;
   if (const auto* attrs = op_of(reader, record).attrs()) {
     out.reserve(attrs->size());
-    for (const auto* a : *attrs) {
-      peat_attr_t v{};
-      v.key = str(a->key());
-      v.type = static_cast<peat_attr_type_t>(a->type());
-      v.i = a->i();
-      v.f = a->f();
-      v.s = str(a->s());
-      v.ints = a->ints() ? a->ints()->data() : nullptr;
-      v.n_ints = a->ints() ? a->ints()->size() : 0;
-      out.push_back(v);
-    }
+    for (const auto* a : *attrs) out.push_back(trace::attr_view(*a));
   }
   return out;
 }

@@ -769,4 +769,16 @@ void Reader::check_payload(uint64_t index, peat_trace_slot_t slot, uint64_t t) c
   if (XXH3_64bits_digest(state) != td.checksum()) bad_payload("checksum mismatch");
 }
 
+peat_attr_t attr_view(const fb::Attr& a) noexcept {
+  peat_attr_t v{};
+  v.key = a.key() ? a.key()->c_str() : "";
+  v.type = static_cast<peat_attr_type_t>(a.type());
+  v.i = a.i();
+  v.f = a.f();
+  v.s = a.s() ? a.s()->c_str() : "";
+  v.ints = a.ints() ? a.ints()->data() : nullptr;
+  v.n_ints = a.ints() ? a.ints()->size() : 0;
+  return v;
+}
+
 }  // namespace peat::trace

@@ -11,12 +11,17 @@
 #include <vector>
 
 namespace peat::fb {
+struct Attr;
 struct Record;
 struct RunInfo;
 struct Tensor;
 }  // namespace peat::fb
 
 namespace peat::trace {
+
+// A recorded attribute as the C API hands it out: pointers into the reader's
+// buffers, valid while the reader is open.
+peat_attr_t attr_view(const fb::Attr& attr) noexcept;
 
 struct RecordEntry {
   uint64_t offset = 0;          // frame offset in the file
