@@ -142,16 +142,23 @@ std::vector<uint64_t> golden_words(Fmt f, std::size_t n, bool specials, std::mt1
 
 // The candidate: the golden with a share `differ` of its pairs changed (a few
 // ulps mostly; sometimes a large change, NaN, a dropped value or a sign flip).
-std::vector<uint64_t> candidate_words(Fmt f, const std::vector<uint64_t>& g, double differ, std::mt19937_64& rng) {
+// `drift` > 0: only magnitudes a few ulps up (every ratio of a differing pair
+// above 1), < 0: only down (below 1), so that the ratio extremum 1 comes from
+// the equal pairs alone. `differ` < 0: the pairs of alternate blocks of 64
+// differ (whole vectors equal or differing), and the last 64 (the scalar tail).
+std::vector<uint64_t> candidate_words(Fmt f, const std::vector<uint64_t>& g, double differ, std::mt19937_64& rng,
+                                      int drift = 0) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::uniform_int_distribution<int> ulps(1, 5), kind(0, 99);
   const uint64_t mask = f == Fmt::F32 ? 0xFFFFFFFFu : 0xFFFFu;
   std::vector<uint64_t> c = g;
   for (std::size_t i = 0; i < g.size(); ++i) {
-    if (!(u(rng) < differ)) continue;
+    if (differ < 0 ? (i / 64) % 2 == 1 && i + 64 < g.size() : !(u(rng) < differ)) continue;
     const int k = kind(rng);
     uint64_t w = g[i];
-    if (k < 90)
+    if (drift != 0)
+      w = (w + static_cast<uint64_t>(drift > 0 ? ulps(rng) : -ulps(rng))) & mask;
+    else if (k < 90)
       w = (w + static_cast<uint64_t>(k % 2 ? ulps(rng) : -ulps(rng))) & mask;
     else if (k < 94)
       w ^= uint64_t{1} << (f == Fmt::F32 ? 22 : f == Fmt::BF16 ? 6 : 9);
@@ -167,12 +174,13 @@ std::vector<uint64_t> candidate_words(Fmt f, const std::vector<uint64_t>& g, dou
   return c;
 }
 
-void equal_path_case(Fmt f, double differ, bool specials, std::size_t n, uint64_t seed) {
+// Returns the reference signature.
+peat_signature_t equal_path_case(Fmt f, double differ, bool specials, std::size_t n, uint64_t seed, int drift = 0) {
   INFO("dtype bits " << width_of(f) << (f == Fmt::BF16 ? " (bf16)" : "") << ", differing " << differ
-                     << ", specials " << specials << ", n " << n);
+                     << ", specials " << specials << ", n " << n << ", drift " << drift);
   std::mt19937_64 rng(seed);
   const auto gw = golden_words(f, n, specials, rng);
-  const auto cw = candidate_words(f, gw, differ, rng);
+  const auto cw = candidate_words(f, gw, differ, rng, drift);
   // The reference: element stride 2, the scalar path.
   const View gs(f, gw, 0, 2, 0), cs(f, cw, 0, 2, 0);
   const peat_signature_t ref = analyze(gs, cs, 1);
@@ -211,6 +219,7 @@ void equal_path_case(Fmt f, double differ, bool specials, std::size_t n, uint64_
     for (int k : {2, 0, 1}) REQUIRE(peat_signature_merge(&merged, &parts[static_cast<std::size_t>(k)]) == PEAT_STATUS_OK);
     require_identical(merged, ref);
   }
+  return ref;
 }
 
 }  // namespace
@@ -224,6 +233,15 @@ TEST_CASE("bitwise-equal fast path: byte-identical signature, bf16 and f16", "[a
   for (Fmt f : {Fmt::BF16, Fmt::F16})
     for (double differ : {0.0, 0.01, 0.5, 1.0})
       for (bool specials : {false, true}) equal_path_case(f, differ, specials, 140001, 43);
+}
+
+TEST_CASE("bitwise-equal fast path: ratio extrema set by the equal pairs alone", "[analyzer][simd][equal]") {
+  for (Fmt f : {Fmt::F32, Fmt::BF16})
+    for (int drift : {1, -1}) {
+      const peat_signature_t ref = equal_path_case(f, -1, false, 70001, 67, drift);
+      CHECK((drift > 0 ? ref.ratio_min : ref.ratio_max) == 1.0);
+      CHECK((drift > 0 ? ref.ratio_max : ref.ratio_min) != 1.0);
+    }
 }
 
 TEST_CASE("bitwise-equal fast path: short and odd lengths", "[analyzer][simd][equal]") {
