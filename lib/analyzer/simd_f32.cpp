@@ -326,12 +326,20 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
         const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
         const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
         if (!have_equal_base) {
-          set_base(kSumEqual, hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi))));
-          have_equal_base = true;
+          // The window is placed by the first vector with a non-zero g (a
+          // vector of zeros adds nothing): placed by zeros, it would leave
+          // every later term to the scalar accumulator.
+          const double m = hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi)));
+          if (m > 0) {
+            set_base(kSumEqual, m);
+            have_equal_base = true;
+          }
         }
-        add_exact(kSumEqual, g2_lo);
-        add_exact(kSumEqual, g2_hi);
-        if (++win_pending == kWindowFlush / 2) flush_windows();
+        if (have_equal_base) {
+          add_exact(kSumEqual, g2_lo);
+          add_exact(kSumEqual, g2_hi);
+          if (++win_pending == kWindowFlush / 2) flush_windows();
+        }
         const auto nonzero = hn::Ne(ga, hn::Zero(du));
         equal_ratio += hn::CountTrue(du, hn::And(nonzero, hn::RebindMask(du, hn::Ge(agf, ratio_min))));
         equal_count += N;
