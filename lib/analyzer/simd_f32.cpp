@@ -16,6 +16,7 @@
 #include "analyzer/exact_acc.hpp"
 #include "signature_element.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -92,6 +93,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   const VD two_m32 = hn::Set(dd, 0x1p-32), two_32 = hn::Set(dd, 0x1p32);
   const VD limit42 = hn::Set(dd, 0x1p42), limit74 = hn::Set(dd, 0x1p74);
   ExactAcc* const acc = s.acc;
+  uint32_t equal_lo_bits = 0xFFFFFFFFu, equal_span_bits = 0;  // see set_base
   auto set_base = [&](int q, double max_abs) {
     // Room for terms 2^8 above max_abs; d = c/g - 1 of ordinary pairs is a
     // multiple of 2^-53, so its window is fixed.
@@ -108,6 +110,15 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     win_base[q] = b;
     win_scale[q] = hn::Set(dd, hd::exact_pow2(-b));
     win_used[q] = true;
+    if (q == kSumEqual) {
+      // g*g of a golden with biased f32 exponent E (g = M 2^(E-150), M <
+      // 2^24) is M^2 2^(2(E-150)) in this window: an integer when E - 150 >=
+      // ceil(b/2), below 2^74 when E - 150 <= floor((26 + b)/2). A vector
+      // whose |g| all lie in that exponent range (or are 0) needs no check.
+      const int lo = std::max(1, 150 + ((b + 1) >> 1)), hi = std::min(254, 150 + ((26 + b) >> 1));
+      equal_lo_bits = lo <= hi ? static_cast<uint32_t>(lo) << 23 : 0xFFFFFFFFu;
+      equal_span_bits = lo <= hi ? static_cast<uint32_t>(hi + 1 - lo) << 23 : 0;
+    }
   };
   auto flush_windows = [&] {
     HWY_ALIGN double hi[hn::MaxLanes(dd)], lo[hn::MaxLanes(dd)];
@@ -163,6 +174,13 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
     win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(ok, vh));
     win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, vl));
+  };
+  // g*g of a bitwise-equal vector known to fit the window (see set_base).
+  auto add_equal_unchecked = [&](VD x) PEAT_ALWAYS_INLINE {
+    const VD v = hn::Mul(x, win_scale[kSumEqual]);
+    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
+    win_hi[kSumEqual] = hn::Add(win_hi[kSumEqual], vh);
+    win_lo[kSumEqual] = hn::Add(win_lo[kSumEqual], hn::NegMulAdd(vh, two_32, v));
   };
   // e and |e| share one split (same window: both are based on max |e|): the
   // parts of |e| are the absolute values of the parts of e.
@@ -336,8 +354,15 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
           }
         }
         if (have_equal_base) {
-          add_exact(kSumEqual, g2_lo);
-          add_exact(kSumEqual, g2_hi);
+          const auto in_window = hn::Or(hn::Eq(ga, hn::Zero(du)),
+                                        hn::Lt(hn::Sub(ga, hn::Set(du, equal_lo_bits)), hn::Set(du, equal_span_bits)));
+          if (hn::AllTrue(du, in_window)) {
+            add_equal_unchecked(g2_lo);
+            add_equal_unchecked(g2_hi);
+          } else {
+            add_exact(kSumEqual, g2_lo);
+            add_exact(kSumEqual, g2_hi);
+          }
           if (++win_pending == kWindowFlush / 2) flush_windows();
         }
         const auto nonzero = hn::Ne(ga, hn::Zero(du));
