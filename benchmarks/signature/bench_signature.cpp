@@ -6,6 +6,13 @@
 // Golden: N(0, 1) values; candidate: the golden perturbed at the level of a
 // few ulps (a kernel with another accumulation order), with a few NaNs, zeros
 // and large errors sprinkled in, so every branch of the signature is taken.
+// Sparse candidate (BM_SignatureSparse): the golden with 1 % of its pairs,
+// drawn at random, a few ulps off (a deterministic kernel beside the golden,
+// the common case): the bitwise-equal fast path takes the other vectors.
+//
+// BM_CoreClock times a chain of dependent integer adds (one cycle each) on
+// one thread: its rate is the core clock as the benchmark sees it, so that
+// run.sh can turn a time per element into cycles per element per thread.
 #include <benchmark/benchmark.h>
 
 #include <peat/analyzer.h>
@@ -30,11 +37,13 @@ int64_t g_elements = int64_t{64} << 20;  // 64 Mi floats = 256 MiB per tensor
 constexpr int kThreads = 2;
 float* g_golden = nullptr;
 float* g_candidate = nullptr;
+float* g_sparse = nullptr;
 
 void fill() {
   g_golden = static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(g_elements) * 4));
   g_candidate = static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(g_elements) * 4));
-  if (!g_golden || !g_candidate) std::abort();
+  g_sparse = static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(g_elements) * 4));
+  if (!g_golden || !g_candidate || !g_sparse) std::abort();
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, g_elements, 1 << 20), [](const tbb::blocked_range<int64_t>& r) {
     std::mt19937 rng(static_cast<uint32_t>(r.begin() >> 20));
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -47,6 +56,14 @@ void fill() {
       if ((i & 0xFFFFF) == 9) c = 0;
       if ((i & 0xFFFFF) == 11) c = g * 2;
       g_candidate[i] = c;
+    }
+    std::mt19937 pick(static_cast<uint32_t>(r.begin() >> 20) + 977u);
+    std::uniform_int_distribution<int> percent(0, 99), step(1, 4);
+    for (int64_t i = r.begin(); i < r.end(); ++i) {
+      uint32_t w;
+      std::memcpy(&w, &g_golden[i], 4);
+      if (percent(pick) == 0) w += static_cast<uint32_t>(pick() & 1 ? step(pick) : -step(pick));
+      std::memcpy(&g_sparse[i], &w, 4);
     }
   });
 }
@@ -139,9 +156,9 @@ void BM_AllcloseFloor(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * g_elements * 8);
 }
 
-void signature(benchmark::State& state, bool with_map, int threads = kThreads) {
+void signature(benchmark::State& state, bool with_map, int threads = kThreads, float* candidate = g_candidate) {
   int64_t shape[2] = {g_elements / 8192, 8192};
-  const DLTensor g = tensor(g_golden, shape), c = tensor(g_candidate, shape);
+  const DLTensor g = tensor(g_golden, shape), c = tensor(candidate, shape);
   peat_signature_config_t cfg;
   peat_signature_config_init(&cfg);
   cfg.num_threads = threads;
@@ -157,6 +174,13 @@ void signature(benchmark::State& state, bool with_map, int threads = kThreads) {
     benchmark::DoNotOptimize(sig);
   }
   state.counters["tolerance_fails"] = static_cast<double>(sig.tolerance_fail_count);
+  state.counters["bitwise_mismatches"] = static_cast<double>(sig.bitwise_mismatch_count);
+  // Share of 16-element blocks (one AVX-512 vector) holding a differing pair:
+  // those take the full path, the others the bitwise-equal one.
+  int64_t mixed = 0;
+  for (int64_t i = 0; i + 16 <= g_elements; i += 16)
+    mixed += std::memcmp(g_golden + i, candidate + i, 64) != 0 ? 1 : 0;
+  state.counters["full_vector_share"] = static_cast<double>(mixed) / static_cast<double>(g_elements / 16);
   state.SetBytesProcessed(state.iterations() * g_elements * 8);
   peat_spatial_map_release(&map);
 }
@@ -164,6 +188,33 @@ void signature(benchmark::State& state, bool with_map, int threads = kThreads) {
 void BM_Signature(benchmark::State& state) { signature(state, false); }
 void BM_SignatureWithMap(benchmark::State& state) { signature(state, true); }
 void BM_Signature1Thread(benchmark::State& state) { signature(state, false, 1); }
+void BM_SignatureSparse(benchmark::State& state) { signature(state, false, kThreads, g_sparse); }
+void BM_SignatureSparse1Thread(benchmark::State& state) { signature(state, false, 1, g_sparse); }
+// No pair differs: the bitwise-equal path alone.
+void BM_SignatureIdentical(benchmark::State& state) { signature(state, false, kThreads, g_golden); }
+void BM_SignatureIdentical1Thread(benchmark::State& state) { signature(state, false, 1, g_golden); }
+
+// 2^28 dependent adds (one cycle of latency each, 8 per loop trip so the loop
+// overhead runs beside them); real_time / 2^28 = one cycle.
+void BM_CoreClock(benchmark::State& state) {
+  constexpr int64_t kTrips = int64_t{1} << 25;
+  for (auto _ : state) {
+    uint64_t x = 1;
+    for (int64_t i = 0; i < kTrips; ++i) {
+#if defined(__x86_64__)
+      asm volatile(
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+          : "+r"(x));
+#else
+      asm volatile("" : "+r"(x));
+      x += 8;
+#endif
+    }
+    benchmark::DoNotOptimize(x);
+  }
+  state.counters["adds"] = static_cast<double>(kTrips * 8);
+}
 
 }  // namespace
 
@@ -172,6 +223,11 @@ BENCHMARK(BM_AllcloseFloor)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTi
 BENCHMARK(BM_Signature)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_SignatureWithMap)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_Signature1Thread)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_SignatureSparse)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_SignatureSparse1Thread)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_SignatureIdentical)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_SignatureIdentical1Thread)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_CoreClock)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
@@ -188,5 +244,6 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   std::free(g_golden);
   std::free(g_candidate);
+  std::free(g_sparse);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "analyzer/exact_acc.hpp"
 #include "signature_element.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -71,16 +72,28 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   // when below 2^42. Any other term goes to the scalar exact accumulator. The
   // windows are flushed into the exact accumulators after at most 2^11 adds
   // per lane and at the end. Every path is exact: the bases only decide speed.
+  //
+  // Bitwise-equal vectors (see the loop) add only g*g, into one more window
+  // kSumEqual: at a flush it goes to the sums of g*g, c*c and g*c alike
+  // (c == g), whose error terms are all zero.
   constexpr int kWindowFlush = 2048;
-  VD win_hi[kSumCount], win_lo[kSumCount];
-  int win_base[kSumCount];
-  VD win_scale[kSumCount];
-  for (int q = 0; q < kSumCount; ++q) win_hi[q] = win_lo[q] = hn::Zero(dd);
-  bool have_base = false;
+  constexpr int kSumEqual = kSumCount, kWindows = kSumCount + 1;
+  VD win_hi[kWindows], win_lo[kWindows];
+  int win_base[kWindows];
+  VD win_scale[kWindows];
+  bool win_used[kWindows];
+  for (int q = 0; q < kWindows; ++q) {
+    win_hi[q] = win_lo[q] = hn::Zero(dd);
+    win_base[q] = 0;
+    win_scale[q] = hn::Set(dd, 1.0);
+    win_used[q] = false;
+  }
+  bool have_base = false, have_equal_base = false;
   int win_pending = 0;
   const VD two_m32 = hn::Set(dd, 0x1p-32), two_32 = hn::Set(dd, 0x1p32);
   const VD limit42 = hn::Set(dd, 0x1p42), limit74 = hn::Set(dd, 0x1p74);
   ExactAcc* const acc = s.acc;
+  uint32_t equal_lo_bits = 0xFFFFFFFFu, equal_span_bits = 0;  // see set_base
   auto set_base = [&](int q, double max_abs) {
     // Room for terms 2^8 above max_abs; d = c/g - 1 of ordinary pairs is a
     // multiple of 2^-53, so its window is fixed.
@@ -96,17 +109,37 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     b = b < -900 ? -900 : (b > 900 ? 900 : b);
     win_base[q] = b;
     win_scale[q] = hn::Set(dd, hd::exact_pow2(-b));
+    win_used[q] = true;
+    if (q == kSumEqual) {
+      // g*g of a golden with biased f32 exponent E (g = M 2^(E-150), M <
+      // 2^24) is M^2 2^(2(E-150)) in this window: an integer when E - 150 >=
+      // ceil(b/2), below 2^74 when E - 150 <= floor((26 + b)/2). A vector
+      // whose |g| all lie in that exponent range (or are 0) needs no check.
+      const int lo = std::max(1, 150 + ((b + 1) >> 1)), hi = std::min(254, 150 + ((26 + b) >> 1));
+      equal_lo_bits = lo <= hi ? static_cast<uint32_t>(lo) << 23 : 0xFFFFFFFFu;
+      equal_span_bits = lo <= hi ? static_cast<uint32_t>(hi + 1 - lo) << 23 : 0;
+    }
   };
   auto flush_windows = [&] {
     HWY_ALIGN double hi[hn::MaxLanes(dd)], lo[hn::MaxLanes(dd)];
     const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
-    for (int q = 0; q < kSumCount; ++q) {
+    for (int q = 0; q < kWindows; ++q) {
+      if (!win_used[q]) continue;
       hn::Store(win_hi[q], dd, hi);
       hn::Store(win_lo[q], dd, lo);
       const double unit = hd::exact_pow2(win_base[q]), unit_hi = hd::exact_pow2(win_base[q] + 32);
       for (int64_t l = 0; l < L; ++l) {
-        acc[q].add(hi[l] * unit_hi);  // exact: an integer below 2^53 times a power of two
-        acc[q].add(lo[l] * unit);
+        // exact: an integer below 2^53 times a power of two
+        const double th = hi[l] * unit_hi, tl = lo[l] * unit;
+        if (q == kSumEqual) {
+          for (int t : {int{kSumSqGolden}, int{kSumSqCandidate}, int{kSumGoldenCandidate}}) {
+            acc[t].add(th);
+            acc[t].add(tl);
+          }
+        } else {
+          acc[q].add(th);
+          acc[q].add(tl);
+        }
       }
       win_hi[q] = win_lo[q] = hn::Zero(dd);
     }
@@ -115,7 +148,15 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   auto fallback = [&](int q, hn::Mask<decltype(dd)> ok, VD x) {
     HWY_ALIGN double xs[hn::MaxLanes(dd)];
     hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
-    for (size_t l = 0; l < hn::Lanes(dd); ++l) acc[q].add(xs[l]);
+    for (size_t l = 0; l < hn::Lanes(dd); ++l) {
+      if (q == kSumEqual) {
+        acc[kSumSqGolden].add(xs[l]);
+        acc[kSumSqCandidate].add(xs[l]);
+        acc[kSumGoldenCandidate].add(xs[l]);
+      } else {
+        acc[q].add(xs[l]);
+      }
+    }
   };
   // Inlined so that q is a constant at each call and the windows stay in
   // registers (out of line, they go through memory).
@@ -133,6 +174,13 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
     win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(ok, vh));
     win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, vl));
+  };
+  // g*g of a bitwise-equal vector known to fit the window (see set_base).
+  auto add_equal_unchecked = [&](VD x) PEAT_ALWAYS_INLINE {
+    const VD v = hn::Mul(x, win_scale[kSumEqual]);
+    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
+    win_hi[kSumEqual] = hn::Add(win_hi[kSumEqual], vh);
+    win_lo[kSumEqual] = hn::Add(win_lo[kSumEqual], hn::NegMulAdd(vh, two_32, v));
   };
   // e and |e| share one split (same window: both are based on max |e|): the
   // parts of |e| are the absolute values of the parts of e.
@@ -252,6 +300,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   float t_rel = s.max_rel_index < 0 ? -1.0f : floor_float(s.max_rel * (1.0 - 0x1p-22));
   VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
 
+  uint64_t equal_count = 0, equal_ratio = 0;  // elements of bitwise-equal vectors, and their ratios
   int64_t i = 0;
   for (; i + N <= n; i += N) {
     VU gb, cb, graw, craw;
@@ -273,6 +322,69 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     }
     const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
     const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
+
+    // Bitwise-equal vector of finite values (normal ones for f16, whose
+    // widening above holds for those only). Such a pair contributes exactly
+    // what classify_pair gives for e = 0: count and finite count, ULP,
+    // relative-error and popcount bucket 0, no XOR bits, no failure or flag;
+    // the error sums gain zeros and g*g = c*c = g*c goes to those three sums;
+    // the ratio c/g is exactly 1 (d = 0) when g != 0 and |g| >= ratio_min_abs;
+    // |e| = 0 and rel = 0 set the maxima only where none is held yet (the
+    // first finite lane, the first lane with g != 0: lowest index on a tie).
+    if (hn::AllTrue(du, hn::Eq(gb, cb))) {
+      auto fin = hn::Lt(ga, inf_bits);
+      if constexpr (kF16) {
+        const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u);
+        const VU ge = hn::And(graw, exp_mask);
+        fin = hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, exp_mask));
+      }
+      if (hn::AllTrue(du, fin)) {
+        const auto agf = hn::BitCast(df, ga);
+        vmax_g = hn::Max(vmax_g, agf);
+        const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+        const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
+        if (!have_equal_base) {
+          // The window is placed by the first vector with a non-zero g (a
+          // vector of zeros adds nothing): placed by zeros, it would leave
+          // every later term to the scalar accumulator.
+          const double m = hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi)));
+          if (m > 0) {
+            set_base(kSumEqual, m);
+            have_equal_base = true;
+          }
+        }
+        if (have_equal_base) {
+          const auto in_window = hn::Or(hn::Eq(ga, hn::Zero(du)),
+                                        hn::Lt(hn::Sub(ga, hn::Set(du, equal_lo_bits)), hn::Set(du, equal_span_bits)));
+          if (hn::AllTrue(du, in_window)) {
+            add_equal_unchecked(g2_lo);
+            add_equal_unchecked(g2_hi);
+          } else {
+            add_exact(kSumEqual, g2_lo);
+            add_exact(kSumEqual, g2_hi);
+          }
+          if (++win_pending == kWindowFlush / 2) flush_windows();
+        }
+        const auto nonzero = hn::Ne(ga, hn::Zero(du));
+        equal_ratio += hn::CountTrue(du, hn::And(nonzero, hn::RebindMask(du, hn::Ge(agf, ratio_min))));
+        equal_count += N;
+        if (HWY_UNLIKELY(s.max_abs_index < 0)) {
+          s.max_abs = 0;
+          s.max_abs_index = index0 + i;
+          s.max_abs_g = s.max_abs_c = static_cast<double>(hn::GetLane(gf));
+          t_abs = 0;
+        }
+        if (HWY_UNLIKELY(s.max_rel_index < 0)) {
+          const intptr_t first = hn::FindFirstTrue(du, nonzero);
+          if (first >= 0) {
+            s.max_rel = 0;
+            s.max_rel_index = index0 + i + first;
+            t_rel = 0;
+          }
+        }
+        continue;
+      }
+    }
     const auto agf = hn::BitCast(df, ga), acf = hn::BitCast(df, ca);
     const auto e = hn::Sub(cf, gf);
     const auto ae = hn::Abs(e);
@@ -440,9 +552,24 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   flush_windows();
   const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, vmax_g)));
   if (mg > s.max_abs_golden) s.max_abs_golden = mg;
-  s.ratio_n += static_cast<uint64_t>(i);
-  s.ratio_min = hn::GetLane(hn::MinOfLanes(dd, rmin));
-  s.ratio_max = hn::GetLane(hn::MaxOfLanes(dd, rmax));
+  // Every pair of the full path is a ratio pair (ordinary: |g| >= ratio_min_abs).
+  const uint64_t full = static_cast<uint64_t>(i) - equal_count;
+  if (full > 0) {
+    s.ratio_min = hn::GetLane(hn::MinOfLanes(dd, rmin));
+    s.ratio_max = hn::GetLane(hn::MaxOfLanes(dd, rmax));
+  }
+  if (equal_ratio > 0) {
+    if (s.ratio_n == 0 && full == 0) {
+      s.ratio_min = s.ratio_max = 1.0;
+    } else {
+      if (hd::less_total(1.0, s.ratio_min)) s.ratio_min = 1.0;
+      if (hd::less_total(s.ratio_max, 1.0)) s.ratio_max = 1.0;
+    }
+  }
+  s.ratio_n += full + equal_ratio;
+  s.ulp_hist[0] += equal_count;
+  s.rel_hist[0] += equal_count;
+  s.popcount_hist[0] += equal_count;
   return i;
 #endif
 }
