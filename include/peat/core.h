@@ -48,7 +48,7 @@ extern "C" {
 /* --------------------------------------------------------------- version -- */
 
 #define PEAT_VERSION_MAJOR 0
-#define PEAT_VERSION_MINOR 1
+#define PEAT_VERSION_MINOR 2
 #define PEAT_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH, as zstd does: 0.1.0 -> 100. */
 #define PEAT_VERSION_NUMBER \

@@ -14,7 +14,7 @@ from peat import _capi
 def test_versions_and_struct_sizes():
     assert peat.version_number() == _capi.EXPECTED_VERSION_NUMBER == 100
     assert peat.abi_version() == 0
-    assert peat.version() == "0.1.0"
+    assert peat.version() == "0.2.0"
     for struct, init, extra in _capi._SIZE_CHECKS:
         s = struct()
         getattr(_capi.lib, init)(ctypes.byref(s), *extra)

@@ -41,7 +41,7 @@ from .report import Report
 from .session import Session
 from .trace import Record, TensorInfo, TraceReader
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def version() -> str:
