@@ -11,8 +11,10 @@ install(EXPORT peatTargets NAMESPACE peat:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/peatConfig.cmake.in
   ${PROJECT_BINARY_DIR}/peatConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/peat)
+# A newer minor release serves a request for an older one: minor releases only
+# add (docs/abi-policy.md; the SONAME changes on an incompatible change).
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/peatConfigVersion.cmake
-  COMPATIBILITY SameMinorVersion)
+  COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/peatConfig.cmake ${PROJECT_BINARY_DIR}/peatConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/peat)
 

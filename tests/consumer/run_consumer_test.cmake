@@ -41,7 +41,7 @@ run(${CMAKE_COMMAND} -S ${PEAT_CONSUMER_DIR} -B ${WORK_DIR}/cmake-build -G ${CMA
     -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
 run(${WORK_DIR}/cmake-build/consumer)
-if(NOT last_output MATCHES "consumer: libpeat 0\\.1")
+if(NOT last_output MATCHES "consumer: libpeat ${PEAT_VERSION}")
   message(FATAL_ERROR "find_package consumer printed: ${last_output}")
 endif()
 
@@ -60,7 +60,7 @@ endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 run(cc -std=c11 -Wall -Werror ${PEAT_CONSUMER_DIR}/consumer.c ${flags} -o ${WORK_DIR}/pkgconfig-consumer)
 run(${WORK_DIR}/pkgconfig-consumer)
-if(NOT last_output MATCHES "consumer: libpeat 0\\.1")
+if(NOT last_output MATCHES "consumer: libpeat ${PEAT_VERSION}")
   message(FATAL_ERROR "pkg-config consumer printed: ${last_output}")
 endif()
 
@@ -87,7 +87,7 @@ print('python: peat', peat.version(), 'from', peat.library_path)")
   execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${prefix}/lib/python3/dist-packages PYTHONDONTWRITEBYTECODE=1
                           ${PYTHON} -c "${script}"
                   WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0 OR NOT out MATCHES "python: peat 0\\.1")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "python: peat ${PEAT_VERSION}")
     message(FATAL_ERROR "import peat from the prefix failed (${rc}):\n${out}\n${err}")
   endif()
   message(STATUS "${out}")

@@ -10,7 +10,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pip install bindings/python failed (${rc})")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK}/site PEAT_LIBRARY=${LIBRARY}
-                        ${PYTHON} -c "import peat, sys; assert peat.__file__.startswith('${WORK}/site'), peat.__file__; assert peat.version_number() == 100; print(peat.version())"
+                        ${PYTHON} -c "import peat, sys; assert peat.__file__.startswith('${WORK}/site'), peat.__file__; assert peat.version_number() == 200; print(peat.version())"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the pip-installed package does not import (${rc})")

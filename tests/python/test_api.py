@@ -12,7 +12,7 @@ from peat import _capi
 
 
 def test_versions_and_struct_sizes():
-    assert peat.version_number() == _capi.EXPECTED_VERSION_NUMBER == 100
+    assert peat.version_number() == _capi.EXPECTED_VERSION_NUMBER == 200
     assert peat.abi_version() == 0
     assert peat.version() == "0.2.0"
     for struct, init, extra in _capi._SIZE_CHECKS:

@@ -304,3 +304,25 @@ def test_backward_mm_signatures_are_kept_apart_by_reduction_length():
     # grad input: [7,5] @ [5,12] (K=5); grad weight: [5,7] @ [7,12] (K=7)
     assert set(sigs) == {"0/aten::mm K=5", "0/aten::mm K=7"}
     assert sigs["0/aten::mm K=5"].count == 7 * 12 and sigs["0/aten::mm K=7"].count == 5 * 12
+
+
+def test_out_overload_run_candidate_writes_the_out_tensor_and_run_both_keeps_golden():
+    torch.manual_seed(4)
+    a, b = torch.rand(16, 32), torch.rand(32, 8)
+    expect = (a.to(torch.bfloat16) @ b.to(torch.bfloat16)).float()
+    for action in ("run_candidate", "run_both"):
+        with peat.Session(seed=3) as s:
+            mode = pt.PeatMode(s)
+            mode.set_candidate("aten::mm", pt.autocast_candidate(torch.bfloat16))
+            mode.injector.add_policy("aten::mm", action)
+            c = torch.empty(16, 8)
+            with mode:
+                r = torch.mm(a, b, out=c)
+            firings = list(mode.firings)
+            mode.close()
+        assert firings and firings[0]["status"] == "ok", firings
+        assert r.data_ptr() == c.data_ptr()
+        if action == "run_candidate":  # the candidate's result, in the out tensor
+            assert torch.equal(c, expect)
+        else:  # golden in the out tensor, the candidate compared on copies
+            assert torch.equal(c, a @ b) and firings[0]["signature"] is not None

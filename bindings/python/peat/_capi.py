@@ -16,7 +16,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c
 from pathlib import Path
 
 #: Version this package was written against (PEAT_VERSION_NUMBER / PEAT_ABI_VERSION).
-EXPECTED_VERSION_NUMBER = 100
+EXPECTED_VERSION_NUMBER = 200
 EXPECTED_ABI_VERSION = 0
 
 # ------------------------------------------------------------------ DLPack --
@@ -705,9 +705,11 @@ def _check(lib, path):
     if abi != EXPECTED_ABI_VERSION:
         raise LibraryNotFound(f"{path}: ABI version {abi}, this package needs "
                               f"{EXPECTED_ABI_VERSION}")
-    if version // 100 != EXPECTED_VERSION_NUMBER // 100 or version < EXPECTED_VERSION_NUMBER:
+    # Minor releases only add (docs/abi-policy.md): a library of the same major
+    # version, at least as new as this package, serves it.
+    if version // 10000 != EXPECTED_VERSION_NUMBER // 10000 or version < EXPECTED_VERSION_NUMBER:
         raise LibraryNotFound(f"{path}: library version {version}, this package needs "
-                              f"{EXPECTED_VERSION_NUMBER} (same major.minor, patch >= ours)")
+                              f"{EXPECTED_VERSION_NUMBER} or newer of the same major version")
     for struct, init, extra in _SIZE_CHECKS:
         s = struct()
         getattr(lib, init)(ctypes.byref(s), *extra)

@@ -48,6 +48,12 @@ DEFAULT_OPS = frozenset({
 })
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+#: int-like arguments: int and, on torch 2.x, SymInt (a symbolic shape)
+_INTS = (int,) + ((torch.SymInt,) if hasattr(torch, "SymInt") else ())
+try:  # tensors without data (torch.compile tracing): the mode lets them pass
+    from torch._subclasses.fake_tensor import FakeTensor as _FakeTensor
+except ImportError:  # pragma: no cover - older torch
+    _FakeTensor = ()
 
 
 class PeatWarning(UserWarning):
@@ -96,6 +102,16 @@ def op_schema(func):
         is_view = any(r.alias_info is not None for r in schema.returns) and not writes
         info = _SCHEMAS[func] = (names, tuple(sorted(writes)), returns, is_view)
     return info
+
+
+def _out_arguments(func, kwargs) -> list:
+    """The tensors of an out= overload's kwarg-only arguments that the op
+    writes to (its result aliases them)."""
+    outs = []
+    for a in func._schema.arguments:
+        if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write and a.name in kwargs:
+            outs += _tensors(kwargs[a.name])
+    return outs
 
 
 def _output_items(out, returns):
@@ -193,14 +209,14 @@ def _attrs(args) -> dict:
         elif isinstance(a, bool):
             out[f"arg{i}"] = int(a)
             bools.append(i)
-        elif isinstance(a, int):
+        elif isinstance(a, _INTS):  # SymInt: torch 2.x symbolic shapes, concrete here
             out[f"arg{i}"] = int(a)
         elif isinstance(a, float):
             out[f"arg{i}"] = a
         elif isinstance(a, torch.dtype):
             out[f"arg{i}"] = str(a)  # "torch.float32"
             dtypes.append(i)
-        elif isinstance(a, (list, tuple)) and all(isinstance(v, int) for v in a):
+        elif isinstance(a, (list, tuple)) and all(isinstance(v, _INTS) for v in a):
             out[f"arg{i}"] = [int(v) for v in a]
             if a and all(isinstance(v, bool) for v in a):
                 bools.append(i)
@@ -514,6 +530,8 @@ class PeatMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         packet = func.overloadpacket.__name__
+        if _FakeTensor and any(isinstance(t, _FakeTensor) for t in _tensors(args)):
+            return func(*args, **kwargs)  # tracing (torch.compile): no data to record or compare
         if packet not in self.ops:
             if self._tracker is not None and self._tracker.frames and not op_schema(func)[3]:
                 self._tracker.note_unhandled(packet)  # views and metadata ops are not work
@@ -631,6 +649,12 @@ class PeatMode(TorchDispatchMode):
             for i, t in before.items():
                 args[i].copy_(t)
             return func(*args, **kwargs)
+        targets = _out_arguments(func, kwargs)
+        if targets:  # an out= overload: its result lives in the out tensors
+            for t, c in zip(targets, _tensors(cand)):
+                if c is not t:
+                    t.copy_(c)
+            return targets[0] if len(targets) == 1 else tuple(targets)
         return cand
 
     def _fire(self, func, args, kwargs, name, op, call, policy, action, packet, golden,
@@ -654,11 +678,14 @@ class PeatMode(TorchDispatchMode):
         if candidate is None:
             firing["status"] = "no candidate"
             return golden
-        cargs = args
+        cargs, ckwargs = args, kwargs
         if before:  # the candidate writes into copies of the pre-call state
             cargs = tuple(before.get(i, a) for i, a in enumerate(args))
+        if _out_arguments(func, kwargs):  # out=: the candidate writes copies, golden's stay
+            ckwargs = {k: (_map(v, lambda t: torch.empty_like(t)) if k == "out" else v)
+                       for k, v in kwargs.items()}
         try:
-            cand = candidate(func, cargs, kwargs)
+            cand = candidate(func, cargs, ckwargs)
         except Exception as exc:  # the golden result stays
             firing["status"] = f"candidate failed: {exc!r}"
             return golden
