@@ -103,7 +103,12 @@ int main(void) {
   ins[1] = &b_view;
   outs[0] = &c_view;
   /* the golden output, computed on the transposed view */
-  CHECK(layout_gemm(NULL, &a_view, 2, &c_view, 1, NULL) == 0);
+  {
+    DLTensor operands[2];
+    operands[0] = a_view;
+    operands[1] = b_view;
+    CHECK(layout_gemm(NULL, operands, 2, &c_view, 1, NULL) == 0);
+  }
 
   CHECK_STATUS(peat_session_create(NULL, &s), PEAT_STATUS_OK);
   CHECK_STATUS(peat_session_intern_op(s, "aten::mm", &op), PEAT_STATUS_OK);

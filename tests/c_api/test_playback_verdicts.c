@@ -91,7 +91,12 @@ int main(void) {
       state = state * 1664525u + 1013904223u;
       b[i] = (float)((state >> 8) % 2001) / 1000.0f - 1.0f;
     }
-    CHECK(gemm(NULL, &av, 2, &cv, 1, NULL) == 0);
+    {
+      DLTensor operands[2];
+      operands[0] = av;
+      operands[1] = bv;
+      CHECK(gemm(NULL, operands, 2, &cv, 1, NULL) == 0);
+    }
     peat_op_record_init(&rec);
     rec.op = op;
     rec.inputs = ins;
