@@ -22,19 +22,46 @@ T get_or(const json& j, const char* key, T fallback) {
   return it->get<T>();
 }
 
-// Sums or maxima of the per-output figures.
+// Adds one output's figures to a row (sums and maxima).
+template <typename Row>
+void add_output(const json& o, Row& row) {
+  row.elements += get_or<uint64_t>(o, "elements", 0);
+  row.bitwise += get_or<uint64_t>(o, "bitwise_mismatches", 0);
+  row.tolerance_failures += get_or<uint64_t>(o, "tolerance_failures", 0);
+  row.nonfinite += get_or<uint64_t>(o, "new_nonfinite", 0);
+  row.max_abs_error = std::max(row.max_abs_error, get_or<double>(o, "max_abs_error", 0.0));
+  row.max_rel_error = std::max(row.max_rel_error, get_or<double>(o, "max_rel_error", 0.0));
+}
+
+// Sums or maxima of the per-output figures (a record's row).
 template <typename Row>
 void read_outputs(const json& j, Row& row) {
   const auto it = j.find("outputs");
   if (it == j.end() || !it->is_array()) return;
-  for (const json& o : *it) {
-    row.elements += get_or<uint64_t>(o, "elements", 0);
-    row.bitwise += get_or<uint64_t>(o, "bitwise_mismatches", 0);
-    row.tolerance_failures += get_or<uint64_t>(o, "tolerance_failures", 0);
-    row.nonfinite += get_or<uint64_t>(o, "new_nonfinite", 0);
-    row.max_abs_error = std::max(row.max_abs_error, get_or<double>(o, "max_abs_error", 0.0));
-    row.max_rel_error = std::max(row.max_rel_error, get_or<double>(o, "max_rel_error", 0.0));
+  for (const json& o : *it) add_output(o, row);
+}
+
+// A group line gives one row per output: the group's name for a
+// single-output op, "<name>[<output name>]" (the index when unnamed) for each
+// output of a multi-output one, as Python's Playback labels them
+// ("conv1/aten::convolution_backward[grad_weight]").
+std::vector<PlaybackGroup> group_rows(const json& j, const PlaybackGroup& base) {
+  const auto it = j.find("outputs");
+  if (it == j.end() || !it->is_array() || it->size() <= 1) {
+    PlaybackGroup g = base;
+    read_outputs(j, g);
+    return {g};
   }
+  std::vector<PlaybackGroup> rows;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& o = (*it)[i];
+    PlaybackGroup g = base;
+    const std::string name = get_or<std::string>(o, "name", "");
+    g.name = base.name + "[" + (name.empty() ? std::to_string(i) : name) + "]";
+    add_output(o, g);
+    rows.push_back(std::move(g));
+  }
+  return rows;
 }
 
 }  // namespace
@@ -91,8 +118,7 @@ std::vector<PlaybackRun> read_playback_jsonl(const std::string& path, const std:
         g.failed = get_or<uint64_t>(j, "failed", 0);
         g.exact = get_or<uint64_t>(j, "exact", 0);
         g.nondeterministic = get_or<uint64_t>(j, "nondeterministic", 0);
-        read_outputs(j, g);
-        runs.back().groups.push_back(std::move(g));
+        for (PlaybackGroup& row : group_rows(j, g)) runs.back().groups.push_back(std::move(row));
       }  // other types: ignored (forward compatibility)
     } catch (const json::exception& e) {
       fail(PEAT_STATUS_CORRUPT_DATA, "{}: line {}: unexpected value ({})", path, line_no, e.what());

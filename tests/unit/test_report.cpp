@@ -91,6 +91,25 @@ TEST_CASE("report: playback JSON lines with appended runs give one run each") {
   }
 }
 
+TEST_CASE("report: a multi-output op's group line gives one row per output, named") {
+  const std::string grp =
+      R"({"type":"op","name":"conv1/aten::convolution_backward","records":2,"ok":2,"outputs":[)"
+      R"({"name":"grad_weight","elements":8,"bitwise_mismatches":3,"max_rel_error":0.25},)"
+      R"({"name":"","elements":2,"bitwise_mismatches":1,"max_rel_error":0.5}]})";
+  const std::string one = R"({"type":"op","name":"fc/aten::mm","records":1,"ok":1,"outputs":[{"name":"output","elements":4}]})";
+  const auto runs = read_playback_jsonl("p.jsonl", grp + "\n" + one + "\n");
+  REQUIRE(runs.size() == 1);
+  REQUIRE(runs[0].groups.size() == 3);
+  CHECK(runs[0].groups[0].name == "conv1/aten::convolution_backward[grad_weight]");
+  CHECK(runs[0].groups[0].elements == 8);
+  CHECK(runs[0].groups[0].bitwise == 3);
+  CHECK(runs[0].groups[0].max_rel_error == 0.25);
+  CHECK(runs[0].groups[1].name == "conv1/aten::convolution_backward[1]");
+  CHECK(runs[0].groups[1].elements == 2);
+  CHECK(runs[0].groups[1].records == 2);
+  CHECK(runs[0].groups[2].name == "fc/aten::mm");
+}
+
 TEST_CASE("report: the runtime reader finds loss series of several shapes, finetune and drift") {
   const auto r = read_runtime_json("r.json", R"({
     "noise_band": 0.2, "model": "cnn",
