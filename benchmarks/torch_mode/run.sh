@@ -28,3 +28,14 @@ python3 "$here/../record.py" torch_mode --metric torch_mode_step_record_1pct_ms 
   --value "$(get step_record1pct_ms)" --unit ms --baseline "$(get step_plain_ms)" \
   --ratio "$(python3 -c "print($(get step_record1pct_ms) / $(get step_plain_ms))")" --target report \
   --note "same step, mode recording every 100th call of each op (profiler rule '*' every_n=100)"
+fi=$(PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
+  /usr/bin/python3 "$here/bench_fi_step.py" 20)
+getfi() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$fi"; }
+python3 "$here/../record.py" torch_mode --metric torch_mode_fi_run_candidate_step_ms \
+  --value "$(getfi step_run_candidate_ms)" --unit ms --baseline "$(getfi step_idle_ms)" \
+  --ratio "$(python3 -c "print($(getfi step_run_candidate_ms) / $(getfi step_idle_ms))")" --target report \
+  --note "digits CNN step, bf16 candidate at every GEMM/convolution call as run_candidate (the candidate alone); baseline: the mode idle"
+python3 "$here/../record.py" torch_mode --metric torch_mode_fi_run_both_step_ms \
+  --value "$(getfi step_run_both_ms)" --unit ms --baseline "$(getfi step_idle_ms)" \
+  --ratio "$(python3 -c "print($(getfi step_run_both_ms) / $(getfi step_idle_ms))")" --target report \
+  --note "the same with run_both (golden, candidate and the analyzer on every call: what run_candidate cost before 0.2)"
