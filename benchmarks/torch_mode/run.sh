@@ -11,7 +11,8 @@ if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
 fi
 json=$(PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
   /usr/bin/python3 "$here/bench_torch_mode.py" 5000)
-get() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$json"; }
+# get FIELD [JSON]: a field of this run's JSON ($json unless given)
+get() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "${2:-$json}"; }
 python3 "$here/../record.py" torch_mode --metric torch_mode_overhead_us_per_op \
   --value "$(get overhead_us_per_op)" --unit us --baseline "$(get op_plain_us)" \
   --ratio "$(python3 -c "print($(get op_idle_us) / $(get op_plain_us))")" --target report \
@@ -30,12 +31,11 @@ python3 "$here/../record.py" torch_mode --metric torch_mode_step_record_1pct_ms 
   --note "same step, mode recording every 100th call of each op (profiler rule '*' every_n=100)"
 fi=$(PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
   /usr/bin/python3 "$here/bench_fi_step.py" 20)
-getfi() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$fi"; }
 python3 "$here/../record.py" torch_mode --metric torch_mode_fi_run_candidate_step_ms \
-  --value "$(getfi step_run_candidate_ms)" --unit ms --baseline "$(getfi step_idle_ms)" \
-  --ratio "$(python3 -c "print($(getfi step_run_candidate_ms) / $(getfi step_idle_ms))")" --target report \
+  --value "$(get step_run_candidate_ms "$fi")" --unit ms --baseline "$(get step_idle_ms "$fi")" \
+  --ratio "$(python3 -c "print($(get step_run_candidate_ms "$fi") / $(get step_idle_ms "$fi"))")" --target report \
   --note "digits CNN step, bf16 candidate at every GEMM/convolution call as run_candidate (the candidate alone); baseline: the mode idle"
 python3 "$here/../record.py" torch_mode --metric torch_mode_fi_run_both_step_ms \
-  --value "$(getfi step_run_both_ms)" --unit ms --baseline "$(getfi step_idle_ms)" \
-  --ratio "$(python3 -c "print($(getfi step_run_both_ms) / $(getfi step_idle_ms))")" --target report \
+  --value "$(get step_run_both_ms "$fi")" --unit ms --baseline "$(get step_idle_ms "$fi")" \
+  --ratio "$(python3 -c "print($(get step_run_both_ms "$fi") / $(get step_idle_ms "$fi"))")" --target report \
   --note "the same with run_both (golden, candidate and the analyzer on every call: what run_candidate cost before 0.2)"
