@@ -1,8 +1,6 @@
-// Reading versioned option structs (struct_size first) at the C boundary.
-//
-// A NULL pointer means "all defaults"; otherwise the rules of
-// core/versioned_struct.hpp (older, smaller structs keep our defaults for the
-// fields they lack; larger or misaligned sizes are refused).
+// Checks of the structs a caller hands the C layer. Reading versioned option
+// structs (read_options) is the core's rule, in core/versioned_struct.hpp,
+// which lib/ uses too.
 #pragma once
 
 #include "barrier.hpp"
@@ -14,16 +12,6 @@
 #include <string_view>
 
 namespace peat {
-
-// `init` fills defaults into a T (the peat_<x>_options_init function).
-template <typename T, typename Init>
-T read_options(const T* user, std::string_view name, Init init) {
-  T result;
-  init(&result);
-  if (user == nullptr) return result;
-  copy_versioned_struct(result, *user, name);
-  return result;
-}
 
 // Output structs the library fills (record info, results): the caller sets
 // struct_size, which must cover this library's whole struct.

@@ -38,6 +38,18 @@ void copy_versioned_struct(T& defaults_then_result, const T& user, std::string_v
   defaults_then_result.struct_size = sizeof(T);
 }
 
+// Reads a caller's options struct: `init` (the peat_<x>_options_init
+// function) fills the defaults; a NULL `user` means "all defaults", otherwise
+// its fields are copied over them by the rule above.
+template <typename T, typename Init>
+T read_options(const T* user, std::string_view name, Init init) {
+  T result;
+  init(&result);
+  if (user == nullptr) return result;
+  copy_versioned_struct(result, *user, name);
+  return result;
+}
+
 // Writing an output struct the caller sized: any struct_size from the first
 // released version's size (`first_size`, the offset where later appended
 // fields start) up to ours is accepted, and only the fields inside it are

@@ -11,7 +11,7 @@
 #include "backend/backend.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
-#include "options.hpp"
+#include "core/versioned_struct.hpp"
 
 #include "inject_element.h"
 #include "philox.h"

@@ -7,7 +7,6 @@
 #include "injector/glob.hpp"
 #include "injector/inject.hpp"
 #include "injector/kernel_symbol.hpp"
-#include "options.hpp"
 #include "session/session.hpp"
 
 #include "inject_element.h"

@@ -82,9 +82,7 @@ int run(const Options& opt) {
       nlohmann::json counts = nlohmann::json::object();
       for (int m = 0; m < PEAT_PLAYBACK_MODEL_SLOTS; ++m)
         if (v.per_call.counts[m] != 0) counts[peat_error_model_name(m)] = v.per_call.counts[m];
-      nlohmann::json bits = nlohmann::json::array();
-      for (int b = 0; b < 64; ++b)
-        if ((v.per_call.bits >> b) & 1u) bits.push_back(b);
+      const nlohmann::json bits = bits_of(v.per_call.bits);
       o["per_call"] = {{"records", v.per_call.records},
                        {"judged", v.per_call.judged},
                        {"top", v.per_call.top_model >= 0 ? peat_error_model_name(v.per_call.top_model) : ""},

@@ -64,13 +64,16 @@ std::string per_call_text(const peat_playback_verdicts_t& v) {
   if (v.bits != 0 && (v.top_model == PEAT_ERROR_MODEL_BITFLIP_SINGLE || v.top_model == PEAT_ERROR_MODEL_BITFLIP_MULTI ||
                       v.top_model == PEAT_ERROR_MODEL_STUCK_AT)) {
     out += " bits ";
-    bool first = true;
-    for (int b = 0; b < 64; ++b)
-      if ((v.bits >> b) & 1u) {
-        out += (first ? "" : ",") + std::to_string(b);
-        first = false;
-      }
+    const std::vector<int> bits = bits_of(v.bits);
+    for (std::size_t i = 0; i < bits.size(); ++i) out += (i ? "," : "") + std::to_string(bits[i]);
   }
+  return out;
+}
+
+std::vector<int> bits_of(uint64_t mask) {
+  std::vector<int> out;
+  for (int b = 0; b < 64; ++b)
+    if ((mask >> b) & 1u) out.push_back(b);
   return out;
 }
 

@@ -7,11 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace peat_cli {
 
 // The top verdict as "MODEL (confidence)" or "-" when none.
 std::string top_verdict(const peat_detection_t& d, bool detected);
+
+// The bits set in a peat_playback_verdicts_t.bits mask, lowest first.
+std::vector<int> bits_of(uint64_t mask);
 
 // "BITFLIP_SINGLE 40/40 bits 22,29" of a group output's per-call verdicts
 // ("" when no call was judged).

@@ -333,27 +333,28 @@ class Playback(OwnsHandle):
               "peat_playback_group_signature")
         return Signature.from_struct(s)
 
-    def _outputs(self, g: Group, output) -> list:
+    def _records_by_op(self) -> dict:
+        """{op name: [Result, ...]} of the last run, in record order."""
+        out = {}
+        for r in self.results():
+            out.setdefault(r.op, []).append(r)
+        return out
+
+    def _outputs(self, g: Group, output, by_op: dict) -> list:
         """[(output index, label)] of a group: every output (output None) or
         one. The label is the group name for a single-output group or a
         chosen output, else "<name>[<output name>]" with the name its first
         compared record gives the output ("grad_weight"; the index when
-        unnamed)."""
+        unnamed). `by_op` is _records_by_op()."""
         from .labels import output_label
         if output is not None:
             return [(output, g.name)] if output < g.n_outputs else []
-        wanted = range(g.n_outputs)
         first = None
         if g.n_outputs > 1 and g.kind == "op":
-            first = next((r.record for r in self.results()
-                          if r.op == g.name and r.status_code == 0), None)
-        out = []
-        for i in wanted:
-            if i >= g.n_outputs:
-                continue
-            name = self.reader.tensor_info(first, "output", i).name if first is not None else ""
-            out.append((i, output_label(g.name, name, i, g.n_outputs)))
-        return out
+            first = next((r.record for r in by_op.get(g.name, []) if r.status_code == 0), None)
+        return [(i, output_label(g.name, self.reader.tensor_info(first, "output", i).name
+                                 if first is not None else "", i, g.n_outputs))
+                for i in range(g.n_outputs)]
 
     def signatures(self, by: str = "op", output: int | None = None,
                    which: str = "first_vs_golden") -> dict:
@@ -361,11 +362,11 @@ class Playback(OwnsHandle):
         every output, labelled as in _outputs (e.g.
         "conv1/aten::convolution_backward[grad_weight]"), or of output
         `output` only, labelled by group name."""
-        out = {}
+        out, by_op = {}, self._records_by_op()
         for g in self.groups(by):
             if not g.ok:
                 continue
-            for i, label in self._outputs(g, output):
+            for i, label in self._outputs(g, output, by_op):
                 sig = self.group_signature(g.index, by, i, which)
                 if sig.count:
                     out[label] = sig
@@ -429,11 +430,11 @@ class Playback(OwnsHandle):
         calls looks like a stuck bit or many flips."""
         from .detector import MODELS
         names = {v: k for k, v in MODELS.items()}
-        out = {}
+        out, by_op = {}, self._records_by_op()
         for g in self.groups(by):
             if not g.ok:
                 continue
-            for i, label in self._outputs(g, output):
+            for i, label in self._outputs(g, output, by_op):
                 v = _capi.PlaybackVerdicts()
                 v.struct_size = ctypes.sizeof(v)
                 check(lib.peat_playback_group_verdicts(self._h, GROUP_KINDS[by], g.index, i,
@@ -481,18 +482,17 @@ class Playback(OwnsHandle):
         recorded input shapes and attributes unless given; ops without a
         known K get the elementwise allowance ("unknown")."""
         from .detector import detect
-        results = self.results() if by == "op" else []
-        out = {}
+        out, by_op = {}, self._records_by_op()
         for g in self.groups(by):
             if not g.ok:
                 continue
-            for i, label in self._outputs(g, output):
+            for i, label in self._outputs(g, output, by_op):
                 sig = self.group_signature(g.index, by, i, which)
                 if not sig.count:
                     continue
                 ctx = dict(context)
                 if by == "op":
-                    recs = [r for r in results if r.op == g.name]
+                    recs = by_op.get(g.name, [])
                     if "reduction_length" not in context:
                         ctx["reduction_length"] = max(
                             [self._record_k(r.record, r.op, i) for r in recs], default=0)

@@ -562,7 +562,7 @@ class PeatMode(TorchDispatchMode):
             self._log_firing(self.firings[-1])
         else:
             before = None
-            if action == "run_both" and op_schema(func)[1]:
+            if action == "run_both":
                 # the arguments the op writes to (running statistics), as the golden
                 # found them: the candidate starts from the same state
                 before = {i: _clone_layout(args[i]) for i in op_schema(func)[1]
@@ -602,9 +602,8 @@ class PeatMode(TorchDispatchMode):
         after them the arguments the op wrote to, as it left them. A strided
         device tensor goes through a host copy with its strides (the
         profiler stages only contiguous device tensors)."""
-        _, _, returns, _ = op_schema(func)
-        outs = _output_items(out, returns)
-        outs += [(op_schema(func)[0][i], args[i]) for i in writes]
+        names, _, returns, _ = op_schema(func)
+        outs = _output_items(out, returns) + [(names[i], args[i]) for i in writes]
         host = lambda items: [(n, t.cpu() if t.device.type != "cpu" and not t.is_contiguous() else t)  # noqa: E731
                               for n, t in items]
         ins, outs = host(ins), host(outs)
