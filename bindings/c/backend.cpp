@@ -4,33 +4,20 @@
 #include "backend/backend.hpp"
 #include "barrier.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 namespace {
-const peat::Backend& as_backend(const peat_backend_t* backend) {
-  peat::require_arg(backend, "backend");
-  return *backend;
-}
 peat_backend_t* as_handle(peat::Backend& backend) { return static_cast<peat_backend_t*>(&backend); }
 }  // namespace
 
 extern "C" {
 
 PEAT_API peat_status_t peat_backend_get(const char* name, peat_backend_t** out_backend) {
-  return peat::c_call(__func__, [&] {
-    peat::require_arg(name, "name");
-    peat::require_arg(out_backend, "out_backend");
-    *out_backend = as_handle(peat::Registry::instance().get(name));
-  });
+  return peat::c_get(__func__, name, "name", out_backend, "out_backend",
+                     [&](auto&) { return as_handle(peat::Registry::instance().get(name)); });
 }
 
 PEAT_API peat_status_t peat_backend_load_file(const char* path, peat_backend_t** out_backend) {
-  return peat::c_call(__func__, [&] {
-    peat::require_arg(path, "path");
-    peat::require_arg(out_backend, "out_backend");
-    *out_backend = as_handle(peat::Registry::instance().load_file(path));
-  });
+  return peat::c_get(__func__, path, "path", out_backend, "out_backend",
+                     [&](auto&) { return as_handle(peat::Registry::instance().load_file(path)); });
 }
 
 PEAT_API peat_status_t peat_backend_for_device(int32_t device_type, peat_backend_t** out_backend) {
@@ -40,40 +27,21 @@ PEAT_API peat_status_t peat_backend_for_device(int32_t device_type, peat_backend
   });
 }
 
-PEAT_API const char* peat_backend_name(const peat_backend_t* backend) {
-  return backend ? backend->name() : nullptr;
-}
-
+PEAT_API const char* peat_backend_name(const peat_backend_t* backend) { return backend ? backend->name() : nullptr; }
 PEAT_API const peat_backend_api_t* peat_backend_table(const peat_backend_t* backend) {
   return backend ? &backend->api() : nullptr;
 }
-
 PEAT_API const char* peat_backend_path(const peat_backend_t* backend) {
   return backend ? backend->path().c_str() : nullptr;
 }
 
 PEAT_API peat_status_t peat_backend_device_count(const peat_backend_t* backend, int32_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    const auto& b = as_backend(backend);
-    peat::require_arg(out_count, "out_count");
-    *out_count = b.device_count();
-  });
+  return peat::c_get(__func__, backend, "backend", out_count, "out_count", [](auto& b) { return b.device_count(); });
 }
 
 PEAT_API peat_status_t peat_backend_device_info(const peat_backend_t* backend, int32_t device,
                                                 peat_backend_device_info_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& b = as_backend(backend);
-    peat::require_arg(out, "out");
-    const uint32_t size = out->struct_size;
-    if (size < offsetof(peat_backend_device_info_t, device_id) + sizeof(int32_t) ||
-        size > sizeof(peat_backend_device_info_t))
-      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out->struct_size {} is not a valid size (this library's is {})", size,
-                 sizeof(peat_backend_device_info_t));
-    const peat_backend_device_info_t info = b.device_info(device);
-    std::memcpy(out, &info, size);
-    out->struct_size = size;
-  });
+  return peat::c_get_struct(__func__, backend, "backend", out, [&](auto& b) { return b.device_info(device); });
 }
 
 }  // extern "C"

@@ -1,12 +1,15 @@
 // The exception barrier of the C layer. Every extern "C" entry point runs its
 // body through peat::c_call, which turns peat::Error, std::bad_alloc and any
 // other exception into a status and the thread's last-error message, prefixed
-// with the function's name. No C++ exception ever crosses the ABI.
+// with the function's name. No C++ exception ever crosses the ABI. The
+// argument checks all entry points share sit here too; the versioned-struct
+// rule is the core's (core/versioned_struct.hpp), which lib/ uses as well.
 #pragma once
 
 #include <peat/core.h>
 
 #include "core/error.hpp"
+#include "core/versioned_struct.hpp"
 
 #include <new>
 #include <string_view>
@@ -33,10 +36,47 @@ peat_status_t c_call(std::string_view function, Body&& body) noexcept {
   }
 }
 
-// Argument checks shared by all C entry points.
 template <typename T>
 void require_arg(const T* pointer, std::string_view name) {
   if (pointer == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
+}
+
+// The object behind a handle or pointer argument; NULL -> INVALID_ARGUMENT.
+template <typename T>
+T& deref(T* pointer, std::string_view name) {
+  require_arg(pointer, name);
+  return *pointer;
+}
+
+// An entry point that checks `handle`, then `out`, and stores get(*handle)
+// in *out: the shape of every getter of the C API.
+template <typename H, typename T, typename Get>
+peat_status_t c_get(std::string_view function, H* handle, std::string_view handle_name, T* out,
+                    std::string_view out_name, Get&& get) noexcept {
+  return c_call(function, [&] {
+    auto& h = deref(handle, handle_name);
+    require_arg(out, out_name);
+    *out = get(h);
+  });
+}
+
+// The same for a versioned output struct (written as the caller's prefix).
+template <typename H, typename T, typename Get>
+peat_status_t c_get_struct(std::string_view function, H* handle, std::string_view handle_name, T* out,
+                           Get&& get) noexcept {
+  return c_call(function, [&] {
+    auto& h = deref(handle, handle_name);
+    require_struct(out, "out");
+    write_versioned(out, get(h), "out");
+  });
+}
+
+// Copies a string into the caller's buffer (NUL-terminated, cut to fit).
+inline void copy_c_string(std::string_view s, char* buffer, std::size_t capacity) noexcept {
+  if (buffer == nullptr || capacity == 0) return;
+  const std::size_t n = s.size() < capacity - 1 ? s.size() : capacity - 1;
+  for (std::size_t i = 0; i < n; ++i) buffer[i] = s[i];
+  buffer[n] = '\0';
 }
 
 }  // namespace peat

@@ -2,7 +2,7 @@
 #include <peat/detector.h>
 
 #include "barrier.hpp"
-#include "options.hpp"
+#include "analyzer/analyze.hpp"
 #include "detector/detector.hpp"
 #include "detector/op_context.hpp"
 
@@ -43,15 +43,18 @@ PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat
     peat::require_arg(out, "out");
     check_size(out->struct_size, sizeof(peat_detection_t), "out");
     out->verdict_count = 0;
-    check_size(signature->struct_size, sizeof(peat_signature_t), "signature");
-    const peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
+    // Signatures by the versioned rule: the caller's prefix over the empty signature.
+    const peat_signature_t empty = peat::analyzer::empty_signature();
+    const peat_signature_t sig = peat::read_versioned(signature, empty, "signature");
+    peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
     if (ctx.map != nullptr) check_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
-    if (ctx.rerun != nullptr) check_size(ctx.rerun->struct_size, sizeof(peat_signature_t), "context.rerun");
+    peat_signature_t rerun, reference;
+    if (ctx.rerun != nullptr) ctx.rerun = &(rerun = peat::read_versioned(ctx.rerun, empty, "context.rerun"));
     if (ctx.reference != nullptr)
-      check_size(ctx.reference->struct_size, sizeof(peat_signature_t), "context.reference");
+      ctx.reference = &(reference = peat::read_versioned(ctx.reference, empty, "context.reference"));
     peat_detection_t result;
     peat_detection_init(&result);
-    peat::detector::detect(*signature, ctx, result);
+    peat::detector::detect(sig, ctx, result);
     std::memcpy(out, &result, sizeof result);
   });
 }
@@ -90,7 +93,7 @@ PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context,
                                                  const peat_attr_t* attrs, uint64_t n_attrs, uint64_t output,
                                                  int64_t signature_k) {
   return peat::c_call(__func__, [&] {
-    peat::require_own_struct(context, "context", "peat_detect_context_init");
+    peat::require_struct(context, "context");
     peat::require_arg(op, "op");
     if (n_inputs > 0 && (input_ndims == nullptr || input_shapes == nullptr))
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
@@ -106,8 +109,10 @@ PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context,
     }
     call.attrs = std::span<const peat_attr_t>(attrs, n_attrs);
     const auto ctx = peat::detector::infer_op_context(call, signature_k);
-    context->op_kind = ctx.kind;
-    context->reduction_length = ctx.reduction_length;
+    peat::update_versioned(context, peat::zeroed_struct<peat_detect_context_t>(), "context", [&](auto& c) {
+      c.op_kind = ctx.kind;
+      c.reduction_length = ctx.reduction_length;
+    });
   });
 }
 

@@ -2,23 +2,20 @@
 #include <peat/injector.h>
 
 #include "barrier.hpp"
-#include "options.hpp"
 #include "injector/inject.hpp"
 #include "injector/injector.hpp"
 #include "session/session.hpp"
 
-#include <cstring>
 #include <memory>
 
 namespace {
 
-peat::injector::Injector& as_injector(peat_injector_t* injector) {
-  peat::require_arg(injector, "injector");
-  return *injector;
-}
-const peat::injector::Injector& as_injector(const peat_injector_t* injector) {
-  peat::require_arg(injector, "injector");
-  return *injector;
+// The action of a decide call, or PEAT_ACTION_INVALID when it failed.
+template <typename Body>
+peat_action_t decided(const char* function, peat_injector_t* injector, Body&& body) {
+  peat_action_t action = PEAT_ACTION_INVALID;
+  const peat_status_t status = peat::c_call(function, [&] { action = body(peat::deref(injector, "injector")); });
+  return status == PEAT_STATUS_OK ? action : PEAT_ACTION_INVALID;
 }
 
 }  // namespace
@@ -26,14 +23,10 @@ const peat::injector::Injector& as_injector(const peat_injector_t* injector) {
 extern "C" {
 
 PEAT_API void peat_inject_spec_init(peat_inject_spec_t* spec, peat_inject_kind_t kind) {
-  if (spec == nullptr) return;
-  *spec = peat::injector::default_spec(kind);
+  if (spec) *spec = peat::injector::default_spec(kind);
 }
-
 PEAT_API void peat_inject_truth_init(peat_inject_truth_t* truth) {
-  if (truth == nullptr) return;
-  *truth = peat_inject_truth_t{};
-  truth->struct_size = sizeof(peat_inject_truth_t);
+  if (truth) *truth = peat::injector::empty_truth();
 }
 
 PEAT_API peat_status_t peat_inject_apply(const peat_inject_spec_t* spec, DLTensor* tensor, const DLTensor* source,
@@ -41,16 +34,10 @@ PEAT_API peat_status_t peat_inject_apply(const peat_inject_spec_t* spec, DLTenso
   return peat::c_call(__func__, [&] {
     const peat_inject_spec_t s = peat::injector::read_spec(spec, "spec");
     peat::require_arg(tensor, "tensor");
-    if (out_truth != nullptr) {
-      // Check the truth struct before touching the tensor.
-      if (out_truth->struct_size < sizeof(uint32_t) || out_truth->struct_size > sizeof(peat_inject_truth_t))
-        peat::fail(PEAT_STATUS_VERSION_MISMATCH,
-                   "out_truth.struct_size {} is not in [4, {}] (call peat_inject_truth_init)", out_truth->struct_size,
-                   sizeof(peat_inject_truth_t));
-    }
+    if (out_truth) peat::require_struct(out_truth, "out_truth");  // before touching the tensor
     peat_inject_truth_t full{};
     peat::injector::apply(s, tensor, source, seed, op, call, full);
-    if (out_truth != nullptr) peat::injector::copy_truth_out(full, out_truth, "out_truth");
+    if (out_truth) peat::injector::copy_truth_out(full, out_truth, "out_truth");
   });
 }
 
@@ -72,24 +59,19 @@ PEAT_API const char* peat_error_model_name(peat_error_model_t model) { return pe
 PEAT_API const char* peat_action_name(peat_action_t action) { return peat::injector::action_name(action); }
 
 PEAT_API void peat_injector_options_init(peat_injector_options_t* options) {
-  if (options == nullptr) return;
-  *options = peat_injector_options_t{};
-  options->struct_size = sizeof(peat_injector_options_t);
-  options->max_firings_logged = 4096;
+  if (options) *options = peat::injector::default_options();
 }
-
 PEAT_API void peat_injector_policy_init(peat_injector_policy_t* policy) {
-  if (policy == nullptr) return;
-  *policy = peat::injector::default_policy();
+  if (policy) *policy = peat::injector::default_policy();
 }
 
 PEAT_API peat_status_t peat_injector_create(peat_session_t* session, const peat_injector_options_t* options,
                                             peat_injector_t** out_injector) {
   return peat::c_call(__func__, [&] {
-    peat::require_arg(session, "session");
+    auto& s = peat::deref(session, "session");
     peat::require_arg(out_injector, "out_injector");
     const auto opts = peat::read_options(options, "options", peat_injector_options_init);
-    *out_injector = std::make_unique<peat_injector>(*session, opts).release();
+    *out_injector = std::make_unique<peat_injector>(s, opts).release();
   });
 }
 
@@ -98,76 +80,54 @@ PEAT_API void peat_injector_destroy(peat_injector_t* injector) { delete injector
 PEAT_API peat_status_t peat_injector_add_policy(peat_injector_t* injector, const peat_injector_policy_t* policy,
                                                 uint32_t* out_index) {
   return peat::c_call(__func__, [&] {
-    auto& inj = as_injector(injector);
+    auto& inj = peat::deref(injector, "injector");
     peat::require_arg(policy, "policy");
-    const auto p = peat::read_options(policy, "policy", peat_injector_policy_init);
-    const uint32_t index = inj.add_policy(p);
+    const uint32_t index = inj.add_policy(peat::read_options(policy, "policy", peat_injector_policy_init));
     if (out_index) *out_index = index;
   });
 }
 
 PEAT_API peat_status_t peat_injector_clear_policies(peat_injector_t* injector) {
-  return peat::c_call(__func__, [&] { as_injector(injector).clear_policies(); });
+  return peat::c_call(__func__, [&] { peat::deref(injector, "injector").clear_policies(); });
 }
 
 PEAT_API peat_action_t peat_injector_decide(peat_injector_t* injector, uint32_t op, uint64_t* out_call) {
-  peat_action_t action = PEAT_ACTION_INVALID;
   uint64_t call = 0;
-  const peat_status_t status = peat::c_call(__func__, [&] {
-    peat::require_arg(injector, "injector");
-    action = injector->decide(op, call);
-  });
-  if (status != PEAT_STATUS_OK) return PEAT_ACTION_INVALID;
-  if (out_call) *out_call = call;
+  const peat_action_t action = decided(__func__, injector, [&](auto& inj) { return inj.decide(op, call); });
+  if (action != PEAT_ACTION_INVALID && out_call) *out_call = call;
   return action;
 }
 
 PEAT_API peat_action_t peat_injector_decide_call(peat_injector_t* injector, uint32_t op, uint64_t call) {
-  peat_action_t action = PEAT_ACTION_INVALID;
-  const peat_status_t status = peat::c_call(__func__, [&] {
-    peat::require_arg(injector, "injector");
-    action = injector->decide_call(op, call);
-  });
-  return status == PEAT_STATUS_OK ? action : PEAT_ACTION_INVALID;
+  return decided(__func__, injector, [&](auto& inj) { return inj.decide_call(op, call); });
 }
 
 PEAT_API peat_action_t peat_injector_decide_policy(peat_injector_t* injector, uint32_t op, uint64_t* out_call,
                                                    int32_t* out_policy) {
-  peat_action_t action = PEAT_ACTION_INVALID;
   uint64_t call = 0;
   const peat::injector::Policy* fired = nullptr;
-  const peat_status_t status = peat::c_call(__func__, [&] {
-    peat::require_arg(injector, "injector");
-    action = injector->decide(op, call, &fired);
-  });
-  if (status != PEAT_STATUS_OK) {
-    if (out_policy) *out_policy = -1;
-    return PEAT_ACTION_INVALID;
-  }
-  if (out_call) *out_call = call;
-  if (out_policy) *out_policy = fired ? static_cast<int32_t>(fired->index) : -1;
+  const peat_action_t action = decided(__func__, injector, [&](auto& inj) { return inj.decide(op, call, &fired); });
+  if (action != PEAT_ACTION_INVALID && out_call) *out_call = call;
+  if (out_policy) *out_policy = action != PEAT_ACTION_INVALID && fired ? static_cast<int32_t>(fired->index) : -1;
   return action;
 }
 
 PEAT_API peat_status_t peat_injector_inject(peat_injector_t* injector, int32_t policy, uint32_t op, uint64_t call,
                                             DLTensor* tensor, const DLTensor* stale, peat_inject_truth_t* out_truth) {
   return peat::c_call(__func__, [&] {
-    auto& inj = as_injector(injector);
+    auto& inj = peat::deref(injector, "injector");
     peat::require_arg(tensor, "tensor");
-    if (out_truth != nullptr &&
-        (out_truth->struct_size < sizeof(uint32_t) || out_truth->struct_size > sizeof(peat_inject_truth_t)))
-      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out_truth.struct_size {} is not in [4, {}] (call peat_inject_truth_init)",
-                 out_truth->struct_size, sizeof(peat_inject_truth_t));
+    if (out_truth) peat::require_struct(out_truth, "out_truth");
     peat_inject_truth_t full{};
     inj.inject(policy, op, call, tensor, stale, full);
-    if (out_truth != nullptr) peat::injector::copy_truth_out(full, out_truth, "out_truth");
+    if (out_truth) peat::injector::copy_truth_out(full, out_truth, "out_truth");
   });
 }
 
 PEAT_API peat_status_t peat_injector_set_candidate(peat_injector_t* injector, const char* op_pattern,
                                                    peat_kernel_fn fn, void* ctx) {
   return peat::c_call(__func__, [&] {
-    auto& inj = as_injector(injector);
+    auto& inj = peat::deref(injector, "injector");
     peat::require_arg(op_pattern, "op_pattern");
     if (fn == nullptr) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'fn' is NULL");
     inj.set_candidate(op_pattern, fn, ctx, "(function pointer)");
@@ -177,7 +137,7 @@ PEAT_API peat_status_t peat_injector_set_candidate(peat_injector_t* injector, co
 PEAT_API peat_status_t peat_injector_set_candidate_symbol(peat_injector_t* injector, const char* op_pattern,
                                                           const char* spec, void* ctx) {
   return peat::c_call(__func__, [&] {
-    auto& inj = as_injector(injector);
+    auto& inj = peat::deref(injector, "injector");
     peat::require_arg(op_pattern, "op_pattern");
     peat::require_arg(spec, "spec");
     inj.set_candidate_symbol(op_pattern, spec, ctx);
@@ -189,7 +149,7 @@ PEAT_API peat_status_t peat_injector_dispatch(peat_injector_t* injector, uint32_
                                               peat_kernel_fn golden_fn, void* golden_ctx, peat_action_t* out_action,
                                               uint64_t* out_call) {
   return peat::c_call(__func__, [&] {
-    auto& inj = as_injector(injector);
+    auto& inj = peat::deref(injector, "injector");
     peat_action_t action = PEAT_ACTION_INVALID;
     uint64_t call = 0;
     inj.dispatch(op, inputs, n_in, outputs, n_out, attrs, golden_fn, golden_ctx, action, call);
@@ -201,7 +161,7 @@ PEAT_API peat_status_t peat_injector_dispatch(peat_injector_t* injector, uint32_
 PEAT_API peat_status_t peat_injector_firing_count(const peat_injector_t* injector, uint64_t* out_count,
                                                   uint64_t* out_dropped) {
   return peat::c_call(__func__, [&] {
-    const auto& inj = as_injector(injector);
+    const auto& inj = peat::deref(injector, "injector");
     peat::require_arg(out_count, "out_count");
     *out_count = inj.firing_count();
     if (out_dropped) *out_dropped = inj.firings_dropped();
@@ -209,36 +169,18 @@ PEAT_API peat_status_t peat_injector_firing_count(const peat_injector_t* injecto
 }
 
 PEAT_API peat_status_t peat_injector_firing(const peat_injector_t* injector, uint64_t index, peat_firing_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& inj = as_injector(injector);
-    peat::require_arg(out, "out");
-    const uint32_t size = out->struct_size;
-    if (size < sizeof(uint32_t) || size > sizeof(peat_firing_t))
-      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out.struct_size {} is not in [4, {}]", size, sizeof(peat_firing_t));
-    peat_firing_t f = inj.firing(index);
-    f.struct_size = size;
-    std::memcpy(out, &f, size);
-  });
+  return peat::c_get_struct(__func__, injector, "injector", out, [&](auto& inj) { return inj.firing(index); });
 }
 
 PEAT_API peat_status_t peat_injector_firing_signature(const peat_injector_t* injector, uint64_t index,
                                                       peat_signature_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& inj = as_injector(injector);
-    peat::require_arg(out, "out");
-    const uint32_t size = out->struct_size;
-    if (size < sizeof(uint32_t) || size > sizeof(peat_signature_t))
-      peat::fail(PEAT_STATUS_VERSION_MISMATCH, "out.struct_size {} is not in [4, {}] (call peat_signature_init)", size,
-                 sizeof(peat_signature_t));
-    peat_signature_t sig = inj.firing_signature(index);
-    sig.struct_size = size;
-    std::memcpy(out, &sig, size);
-  });
+  return peat::c_get_struct(__func__, injector, "injector", out,
+                            [&](auto& inj) { return inj.firing_signature(index); });
 }
 
 PEAT_API peat_status_t peat_injector_write_log(const peat_injector_t* injector, const char* path, int32_t append) {
   return peat::c_call(__func__, [&] {
-    const auto& inj = as_injector(injector);
+    const auto& inj = peat::deref(injector, "injector");
     peat::require_arg(path, "path");
     inj.write_log(path, append != 0);
   });

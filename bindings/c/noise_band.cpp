@@ -2,20 +2,14 @@
 // checks and forwarding to peat::analyzer::NoiseBand.
 #include <peat/analyzer.h>
 
+#include "analyzer/defaults.hpp"
 #include "analyzer/noise_band.hpp"
 #include "barrier.hpp"
-#include "options.hpp"
 
-#include <cstring>
 #include <memory>
 
 PEAT_API void peat_noise_band_options_init(peat_noise_band_options_t* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(peat_noise_band_options_t);
-  options->window = 20;
-  options->widen = 0;
-  options->patience = 1;
+  if (options) *options = peat::analyzer::default_noise_band_options();
 }
 
 PEAT_API peat_status_t peat_noise_band_create(const double* reference, size_t length,
@@ -33,26 +27,22 @@ PEAT_API void peat_noise_band_destroy(peat_noise_band_t* band) { delete band; }
 PEAT_API peat_status_t peat_noise_band_add_rerun(peat_noise_band_t* band, const double* loss, size_t length,
                                                  double param_drift) {
   return peat::c_call(__func__, [&] {
-    peat::require_arg(band, "band");
+    auto& b = peat::deref(band, "band");
     peat::require_arg(loss, "loss");
-    band->add_rerun(loss, length, param_drift);
+    b.add_rerun(loss, length, param_drift);
   });
 }
 
 PEAT_API peat_status_t peat_noise_band_info(const peat_noise_band_t* band, peat_noise_band_info_t* out) {
-  return peat::c_call(__func__, [&] {
-    peat::require_arg(band, "band");
-    peat::require_out_struct(out, "out");
-    *out = band->info();
-  });
+  return peat::c_get_struct(__func__, band, "band", out, [](auto& b) { return b.info(); });
 }
 
 PEAT_API peat_status_t peat_noise_band_judge(const peat_noise_band_t* band, const double* loss, size_t length,
                                              const int64_t* steps, double param_drift, peat_impact_t* out) {
   return peat::c_call(__func__, [&] {
-    peat::require_arg(band, "band");
+    const auto& b = peat::deref(band, "band");
     peat::require_arg(loss, "loss");
-    peat::require_out_struct(out, "out");
-    *out = band->judge(loss, length, steps, param_drift);
+    peat::require_struct(out, "out");
+    peat::write_versioned(out, b.judge(loss, length, steps, param_drift), "out");
   });
 }

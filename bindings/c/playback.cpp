@@ -2,60 +2,27 @@
 #include <peat/playback.h>
 
 #include "barrier.hpp"
-#include "options.hpp"
 #include "playback/playback.hpp"
 #include "playback/record_context.hpp"
+#include "playback/views.hpp"
 #include "trace/reader.hpp"
 
 #include <memory>
-#include <string>
-
-namespace {
-
-peat::playback::Playback& as_playback(peat_playback_t* playback) {
-  peat::require_arg(playback, "playback");
-  return *playback;
-}
-
-const peat::playback::Playback& as_playback(const peat_playback_t* playback) {
-  peat::require_arg(playback, "playback");
-  return *playback;
-}
-
-void copy_signature(const peat_signature_t& from, peat_signature_t* out) {
-  peat::require_out_struct(out, "out");
-  *out = from;  // full size: the caller's struct is at least ours
-}
-
-}  // namespace
 
 extern "C" {
 
 PEAT_API void peat_playback_options_init(peat_playback_options_t* options) {
-  if (options == nullptr) return;
-  *options = peat_playback_options_t{};
-  options->struct_size = sizeof(peat_playback_options_t);
-  options->thread_safe = 0;
-  options->run_twice = 0;
-  options->attrs_mode = PEAT_PLAYBACK_ATTRS_NULL;
-  options->filter = nullptr;
-  options->config = nullptr;
-  options->max_in_flight = 4;
-  options->num_threads = 0;
-  options->progress = nullptr;
-  options->progress_user = nullptr;
-  options->isolate = 0;
-  options->timeout_ms = 10000;
+  if (options) *options = peat::playback::default_options();
 }
 
 PEAT_API peat_status_t peat_playback_create(const peat_trace_reader_t* reader, const peat_playback_options_t* options,
                                             peat_playback_t** out_playback) {
   return peat::c_call(__func__, [&] {
-    peat::require_arg(reader, "reader");
+    const auto& r = peat::deref(reader, "reader");
     peat::require_arg(out_playback, "out_playback");
     *out_playback = nullptr;
     const auto opts = peat::read_options(options, "options", peat_playback_options_init);
-    *out_playback = std::make_unique<peat_playback>(*reader, opts).release();
+    *out_playback = std::make_unique<peat_playback>(r, opts).release();
   });
 }
 
@@ -63,7 +30,7 @@ PEAT_API void peat_playback_destroy(peat_playback_t* playback) { delete playback
 
 PEAT_API peat_status_t peat_playback_set_candidate(peat_playback_t* playback, peat_kernel_fn fn, void* ctx) {
   return peat::c_call(__func__, [&] {
-    auto& p = as_playback(playback);
+    auto& p = peat::deref(playback, "playback");
     if (fn == nullptr) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'fn' is NULL");
     p.set_candidate(fn, ctx, "function pointer");
   });
@@ -71,121 +38,63 @@ PEAT_API peat_status_t peat_playback_set_candidate(peat_playback_t* playback, pe
 
 PEAT_API peat_status_t peat_playback_set_candidate_symbol(peat_playback_t* playback, const char* spec, void* ctx) {
   return peat::c_call(__func__, [&] {
-    auto& p = as_playback(playback);
+    auto& p = peat::deref(playback, "playback");
     peat::require_arg(spec, "spec");
     p.set_candidate_symbol(spec, ctx);
   });
 }
 
 PEAT_API peat_status_t peat_playback_run(peat_playback_t* playback) {
-  return peat::c_call(__func__, [&] { (void)as_playback(playback).run(); });
+  return peat::c_call(__func__, [&] { (void)peat::deref(playback, "playback").run(); });
 }
 
 PEAT_API peat_status_t peat_playback_summary(const peat_playback_t* playback, peat_playback_summary_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_playback(playback).summary();
-    peat::require_out_struct(out, "out");
-    const uint32_t size = out->struct_size;
-    *out = peat_playback_summary_t{};
-    out->struct_size = size;
-    out->cancelled = s.cancelled ? 1 : 0;
-    out->selected = s.selected;
-    out->done = s.done;
-    out->ok = s.ok;
-    out->failed = s.failed;
-    out->exact = s.exact;
-    out->mismatched = s.mismatched;
-    out->nondeterministic = s.nondeterministic;
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [](auto& p) { return peat::playback::summary_view(p.summary()); });
 }
 
 PEAT_API peat_status_t peat_playback_result_count(const peat_playback_t* playback, uint64_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_arg(out_count, "out_count");
-    *out_count = p.results().size();
-  });
+  return peat::c_get(__func__, playback, "playback", out_count, "out_count",
+                     [](auto& p) { return p.results().size(); });
 }
 
 PEAT_API peat_status_t peat_playback_result(const peat_playback_t* playback, uint64_t index,
                                             peat_playback_result_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_out_struct(out, "out");
-    const auto& r = p.result(index);
-    const uint32_t size = out->struct_size;
-    *out = peat_playback_result_t{};
-    out->struct_size = size;
-    out->status = r.status;
-    out->record = r.record;
-    out->op = r.op.c_str();
-    out->module_path = r.module_path.c_str();
-    out->step = r.step;
-    out->call_index = r.call_index;
-    out->phase = r.phase;
-    out->deterministic = r.deterministic;
-    out->n_outputs = r.n_outputs;
-    out->elements = r.elements;
-    out->bitwise_mismatches = r.bitwise_mismatches;
-    out->tolerance_failures = r.tolerance_failures;
-    out->message = r.message.c_str();
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [&](auto& p) { return peat::playback::result_view(p.result(index)); });
 }
 
 PEAT_API peat_status_t peat_playback_result_signature(const peat_playback_t* playback, uint64_t index,
                                                       uint64_t output, peat_playback_compare_t which,
                                                       peat_signature_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_out_struct(out, "out");
-    copy_signature(p.result_signature(index, output, which), out);
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [&](auto& p) { return p.result_signature(index, output, which); });
 }
 
 PEAT_API peat_status_t peat_playback_group_count(const peat_playback_t* playback, peat_playback_group_kind_t kind,
                                                  uint64_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_arg(out_count, "out_count");
-    *out_count = p.group_count(kind);
-  });
+  return peat::c_get(__func__, playback, "playback", out_count, "out_count",
+                     [&](auto& p) { return p.group_count(kind); });
 }
 
 PEAT_API peat_status_t peat_playback_group(const peat_playback_t* playback, peat_playback_group_kind_t kind,
                                            uint64_t index, peat_playback_group_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_out_struct(out, "out");
-    const auto& g = p.group(kind, index);
-    const uint32_t size = out->struct_size;
-    *out = peat_playback_group_t{};
-    out->struct_size = size;
-    out->kind = kind;
-    out->name = g.name.c_str();
-    out->records = g.records;
-    out->ok = g.ok;
-    out->failed = g.failed;
-    out->exact = g.exact;
-    out->nondeterministic = g.nondeterministic;
-    out->n_outputs = g.n_outputs;
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [&](auto& p) { return peat::playback::group_view(p.group(kind, index), kind); });
 }
 
 PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* playback,
                                                      peat_playback_group_kind_t kind, uint64_t index,
                                                      uint64_t output, peat_playback_compare_t which,
                                                      peat_signature_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_out_struct(out, "out");
-    copy_signature(p.group_signature(kind, index, output, which), out);
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [&](auto& p) { return p.group_signature(kind, index, output, which); });
 }
 
 PEAT_API peat_status_t peat_playback_write_jsonl(const peat_playback_t* playback, const char* path,
                                                  int32_t append) {
   return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
+    const auto& p = peat::deref(playback, "playback");
     peat::require_arg(path, "path");
     if (append != 0 && append != 1)
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "append is {}; it must be 0 or 1", append);
@@ -196,35 +105,27 @@ PEAT_API peat_status_t peat_playback_write_jsonl(const peat_playback_t* playback
 PEAT_API peat_status_t peat_playback_group_verdicts(const peat_playback_t* playback, peat_playback_group_kind_t kind,
                                                     uint64_t index, uint64_t output,
                                                     peat_playback_verdicts_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_out_struct(out, "out");
-    const uint32_t size = out->struct_size;
-    *out = p.group_verdicts(kind, index, output);
-    out->struct_size = size;
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [&](auto& p) { return p.group_verdicts(kind, index, output); });
 }
 
 PEAT_API peat_status_t peat_playback_result_detection(const peat_playback_t* playback, uint64_t index,
                                                       uint64_t output, peat_detection_t* out) {
-  return peat::c_call(__func__, [&] {
-    const auto& p = as_playback(playback);
-    peat::require_out_struct(out, "out");
-    const uint32_t size = out->struct_size;
-    *out = p.result_detection(index, output);
-    out->struct_size = size;
-  });
+  return peat::c_get_struct(__func__, playback, "playback", out,
+                            [&](auto& p) { return p.result_detection(index, output); });
 }
 
 PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* reader, uint64_t record,
                                                     uint64_t output, int64_t signature_k,
                                                     peat_detect_context_t* context) {
   return peat::c_call(__func__, [&] {
-    peat::require_arg(reader, "reader");
-    peat::require_own_struct(context, "context", "peat_detect_context_init");
-    const auto ctx = peat::playback::record_op_context(*reader, record, output, signature_k);
-    context->op_kind = ctx.kind;
-    context->reduction_length = ctx.reduction_length;
+    const auto& r = peat::deref(reader, "reader");
+    peat::require_struct(context, "context");
+    const auto ctx = peat::playback::record_op_context(r, record, output, signature_k);
+    peat::update_versioned(context, peat::zeroed_struct<peat_detect_context_t>(), "context", [&](peat_detect_context_t& c) {
+      c.op_kind = ctx.kind;
+      c.reduction_length = ctx.reduction_length;
+    });
   });
 }
 

@@ -2,7 +2,7 @@
 #include <peat/report.h>
 
 #include "barrier.hpp"
-#include "options.hpp"
+#include "analyzer/analyze.hpp"
 #include "report/report.hpp"
 
 #include <cstring>
@@ -61,15 +61,14 @@ PEAT_API peat_status_t peat_report_add_signature(peat_report_t* report, const ch
   return peat::c_call(__func__, [&] {
     auto& r = as_report(report);
     peat::require_arg(op, "op");
-    peat::require_arg(signature, "signature");
-    check_exact_size(signature->struct_size, sizeof(peat_signature_t), "signature");
+    const peat_signature_t sig = peat::read_versioned(signature, peat::analyzer::empty_signature(), "signature");
     if (detection) {
       check_exact_size(detection->struct_size, sizeof(peat_detection_t), "detection");
       if (detection->verdict_count < 0 || detection->verdict_count > PEAT_DETECT_MAX_VERDICTS)
         peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "detection.verdict_count = {} is outside 0..{}",
                    detection->verdict_count, PEAT_DETECT_MAX_VERDICTS);
     }
-    r.add_signature(source ? source : "", op, step, call, *signature, detection);
+    r.add_signature(source ? source : "", op, step, call, sig, detection);
   });
 }
 

@@ -2,38 +2,15 @@
 #include <peat/session.h>
 
 #include "barrier.hpp"
-#include "options.hpp"
 #include "backend/backend.hpp"
 #include "session/session.hpp"
 
-#include <algorithm>
-#include <cstring>
 #include <memory>
-
-namespace {
-peat::Session& as_session(peat_session_t* session) {
-  peat::require_arg(session, "session");
-  return *session;
-}
-const peat::Session& as_session(const peat_session_t* session) {
-  peat::require_arg(session, "session");
-  return *session;
-}
-}  // namespace
 
 extern "C" {
 
 PEAT_API void peat_session_options_init(peat_session_options_t* options) {
-  if (options == nullptr) return;
-  *options = peat_session_options_t{};
-  options->struct_size = sizeof(peat_session_options_t);
-  options->backend = nullptr;
-  options->rank = 0;
-  options->world_size = 1;
-  options->seed = 0x5EA7;
-  options->max_ops = 4096;
-  options->max_log_entries = 10000;
-  options->run_name = nullptr;
+  if (options) *options = peat::default_session_options();
 }
 
 PEAT_API peat_status_t peat_session_create(const peat_session_options_t* options, peat_session_t** out_session) {
@@ -48,7 +25,7 @@ PEAT_API void peat_session_destroy(peat_session_t* session) { delete session; }
 
 PEAT_API peat_status_t peat_session_intern_op(peat_session_t* session, const char* name, uint32_t* out_op) {
   return peat::c_call(__func__, [&] {
-    auto& s = as_session(session);
+    auto& s = peat::deref(session, "session");
     peat::require_arg(name, "name");
     peat::require_arg(out_op, "out_op");
     *out_op = s.intern_op(name);
@@ -56,56 +33,38 @@ PEAT_API peat_status_t peat_session_intern_op(peat_session_t* session, const cha
 }
 
 PEAT_API peat_status_t peat_session_op_name(const peat_session_t* session, uint32_t op, const char** out_name) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_name, "out_name");
-    *out_name = s.op_name(op).c_str();
-  });
+  return peat::c_get(__func__, session, "session", out_name, "out_name",
+                     [&](auto& s) { return s.op_name(op).c_str(); });
 }
 
 PEAT_API peat_status_t peat_session_op_count(const peat_session_t* session, uint32_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_count, "out_count");
-    *out_count = s.op_count();
-  });
+  return peat::c_get(__func__, session, "session", out_count, "out_count", [](auto& s) { return s.op_count(); });
 }
 
 PEAT_API peat_status_t peat_session_next_call(peat_session_t* session, uint32_t op, uint64_t* out_call) {
-  return peat::c_call(__func__, [&] {
-    auto& s = as_session(session);
-    peat::require_arg(out_call, "out_call");
-    *out_call = s.next_call(op);
-  });
+  return peat::c_get(__func__, session, "session", out_call, "out_call", [&](auto& s) { return s.next_call(op); });
 }
 
 PEAT_API peat_status_t peat_session_call_count(const peat_session_t* session, uint32_t op, uint64_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_count, "out_count");
-    *out_count = s.call_count(op);
-  });
+  return peat::c_get(__func__, session, "session", out_count, "out_count",
+                     [&](auto& s) { return s.call_count(op); });
 }
 
 PEAT_API peat_status_t peat_session_set_step(peat_session_t* session, int64_t step) {
   return peat::c_call(__func__, [&] {
-    auto& s = as_session(session);
+    auto& s = peat::deref(session, "session");
     if (step < 0) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative", step);
     s.set_step(step);
   });
 }
 
 PEAT_API peat_status_t peat_session_step(const peat_session_t* session, int64_t* out_step) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_step, "out_step");
-    *out_step = s.step();
-  });
+  return peat::c_get(__func__, session, "session", out_step, "out_step", [](auto& s) { return s.step(); });
 }
 
 PEAT_API peat_status_t peat_session_set_phase(peat_session_t* session, peat_phase_t phase) {
   return peat::c_call(__func__, [&] {
-    auto& s = as_session(session);
+    auto& s = peat::deref(session, "session");
     if (phase < PEAT_PHASE_FORWARD || phase > PEAT_PHASE_OTHER)
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "phase {} is not a peat_phase_code value (0..3)", phase);
     s.set_phase(phase);
@@ -113,32 +72,21 @@ PEAT_API peat_status_t peat_session_set_phase(peat_session_t* session, peat_phas
 }
 
 PEAT_API peat_status_t peat_session_phase(const peat_session_t* session, peat_phase_t* out_phase) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_phase, "out_phase");
-    *out_phase = s.phase();
-  });
+  return peat::c_get(__func__, session, "session", out_phase, "out_phase", [](auto& s) { return s.phase(); });
 }
 
 PEAT_API peat_status_t peat_session_backend(const peat_session_t* session, peat_backend_t** out_backend) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_backend, "out_backend");
-    *out_backend = static_cast<peat_backend_t*>(&s.backend());
-  });
+  return peat::c_get(__func__, session, "session", out_backend, "out_backend",
+                     [](auto& s) { return static_cast<peat_backend_t*>(&s.backend()); });
 }
 
 PEAT_API peat_status_t peat_session_seed(const peat_session_t* session, uint64_t* out_seed) {
-  return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
-    peat::require_arg(out_seed, "out_seed");
-    *out_seed = s.seed();
-  });
+  return peat::c_get(__func__, session, "session", out_seed, "out_seed", [](auto& s) { return s.seed(); });
 }
 
 PEAT_API peat_status_t peat_session_log(peat_session_t* session, peat_log_level_t level, const char* message) {
   return peat::c_call(__func__, [&] {
-    auto& s = as_session(session);
+    auto& s = peat::deref(session, "session");
     peat::require_arg(message, "message");
     if (level < PEAT_LOG_DEBUG || level > PEAT_LOG_ERROR)
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "level {} is not a peat_log_level_code value (0..3)", level);
@@ -149,7 +97,7 @@ PEAT_API peat_status_t peat_session_log(peat_session_t* session, peat_log_level_
 PEAT_API peat_status_t peat_session_log_count(const peat_session_t* session, uint64_t* out_count,
                                               uint64_t* out_dropped) {
   return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
+    const auto& s = peat::deref(session, "session");
     peat::require_arg(out_count, "out_count");
     *out_count = s.log_count();
     if (out_dropped) *out_dropped = s.log_dropped();
@@ -160,18 +108,14 @@ PEAT_API peat_status_t peat_session_log_entry(const peat_session_t* session, uin
                                               peat_log_level_t* out_level, char* buffer, size_t capacity,
                                               size_t* out_needed) {
   return peat::c_call(__func__, [&] {
-    const auto& s = as_session(session);
+    const auto& s = peat::deref(session, "session");
     if (buffer == nullptr && capacity > 0)
       peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'buffer' is NULL but capacity is {}", capacity);
     const peat::LogEntry entry = s.log_entry(index);
     const size_t needed = entry.message.size() + 1;
     if (out_needed) *out_needed = needed;
     if (out_level) *out_level = entry.level;
-    if (capacity > 0) {
-      const size_t n = std::min(capacity - 1, entry.message.size());
-      std::memcpy(buffer, entry.message.data(), n);
-      buffer[n] = '\0';
-    }
+    peat::copy_c_string(entry.message, buffer, capacity);
     if (capacity < needed)
       peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "log entry {} needs {} bytes, buffer has {}", index, needed, capacity);
   });

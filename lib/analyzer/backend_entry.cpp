@@ -1,13 +1,11 @@
 // The CPU backend's signature_accumulate table entry (host memory).
+#include "analyzer/accumulate.hpp"
 #include "analyzer/analyze.hpp"
-#include "analyzer/map.hpp"
 #include "backend/backend.hpp"
 #include "core/error.hpp"
-#include "core/versioned_struct.hpp"
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <new>
 
 namespace peat::analyzer {
@@ -17,38 +15,7 @@ peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* c
                                        struct peat_signature* inout_signature, struct peat_spatial_map* inout_map,
                                        void* /*stream*/) noexcept {
   try {
-    if (inout_signature == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_signature is NULL");
-    if (inout_signature->struct_size != sizeof(peat_signature_t))
-      fail(PEAT_STATUS_VERSION_MISMATCH, "inout_signature: struct_size {} is not {}", inout_signature->struct_size,
-           sizeof(peat_signature_t));
-    peat_signature_config_t cfg;
-    peat_signature_config_init(&cfg);
-    if (config != nullptr) {
-      copy_versioned_struct(cfg, *config, "config");
-    }
-    const TensorView g = make_view(golden, "golden");
-    const TensorView c = make_view(candidate, "candidate");
-    peat_signature_t piece = empty_signature();
-    peat_signature_t merged = *inout_signature;
-    if (inout_map != nullptr) {
-      check_map_size(*inout_map, "inout_map");
-      check_map_overlap(*inout_map, inout_signature, sizeof(*inout_signature));
-      peat_spatial_map_t map_piece;
-      peat_spatial_map_init(&map_piece);
-      try {
-        analyze_piece(g, c, cfg, piece, &map_piece);
-        merge(merged, piece);
-        merge_map(*inout_map, map_piece);
-      } catch (...) {
-        release_map(map_piece);
-        throw;
-      }
-      release_map(map_piece);
-    } else {
-      analyze(g, c, cfg, piece, nullptr);
-      merge(merged, piece);
-    }
-    *inout_signature = merged;
+    accumulate(golden, candidate, config, inout_signature, inout_map);
     return PEAT_STATUS_OK;
   } catch (const Error& e) {
     try { cpu_backend_set_error(e.what()); } catch (...) {}

@@ -1,15 +1,21 @@
-// Reading a caller's versioned struct (struct_size first) over our defaults.
+// The one rule for every versioned struct (struct_size first), whether the
+// caller hands it in (options, signatures, contexts) or the library fills it
+// (infos, results, signatures): a struct_size from the first released
+// version's size up to this library's sizeof is accepted, and the library
+// reads or writes only that prefix. So a caller built against an older header
+// keeps working when a struct grows at its end (docs/abi-policy.md).
 //
-// A struct smaller than ours comes from an older header: its fields are copied
-// over the defaults and the rest keep their defaults. A struct larger than ours
-// comes from a newer header and is refused (we cannot honour fields we do not
-// know). A size that is not a multiple of the struct's alignment cannot be a
-// released version's sizeof (structs only grow at their end, docs/abi-policy.md)
-// and is refused too: copying it would cut a pointer field in half (found by
-// the injector fuzz target: struct_size 12 gave op_pattern a half-copied
-// pointer). If a struct of alignment 4 ever gains an 8-byte field, list its
-// older sizes here.
+// A larger size comes from a newer header and is refused (we cannot honour
+// fields we do not know). A size that is not a multiple of the struct's
+// alignment cannot be a released version's sizeof and is refused too: copying
+// it would cut a pointer field in half (found by the injector fuzz target:
+// struct_size 12 gave op_pattern a half-copied pointer). If a struct of
+// alignment 4 ever gains an 8-byte field, list its older sizes here.
 #pragma once
+
+#include <peat/analyzer.h>
+#include <peat/injector.h>
+#include <peat/trace.h>
 
 #include "core/error.hpp"
 
@@ -20,12 +26,42 @@
 
 namespace peat {
 
+// The size of a struct's first released version. A struct that has not grown
+// since then keeps the default, sizeof. Option structs, whose every field has
+// a default, are read by read_options below, for which the struct_size field
+// alone is a version ("all defaults").
 template <typename T>
-void copy_versioned_struct(T& defaults_then_result, const T& user, std::string_view name) {
-  const uint32_t size = user.struct_size;
-  if (size < sizeof(uint32_t))
-    fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is too small (did you call the options_init function?)",
-         name, size);
+inline constexpr std::size_t first_version_size = sizeof(T);
+// Grew in 0.2: strides and storage_offset were appended after checksum.
+template <>
+inline constexpr std::size_t first_version_size<peat_trace_tensor_info_t> = offsetof(peat_trace_tensor_info_t, strides);
+// The first version ends with the XOR popcount histogram; fields appended later
+// are left out of (or left at their empty values for) an older caller's struct.
+template <>
+inline constexpr std::size_t first_version_size<peat_signature_t> =
+    offsetof(peat_signature_t, xor_popcount_hist) + sizeof(peat_signature_t::xor_popcount_hist);
+// Filled as a prefix of any length since 0.1 (their headers say so).
+template <>
+inline constexpr std::size_t first_version_size<peat_inject_truth_t> = sizeof(uint32_t);
+template <>
+inline constexpr std::size_t first_version_size<peat_firing_t> = sizeof(uint32_t);
+
+// A struct of zero bytes (padding included) with its struct_size set: the
+// start of every default.
+template <typename T>
+T zeroed_struct() noexcept {
+  T t;
+  std::memset(static_cast<void*>(&t), 0, sizeof t);
+  t.struct_size = sizeof t;
+  return t;
+}
+
+// Checks `size` against [first, sizeof(T)] and the alignment; returns it.
+template <typename T>
+std::size_t checked_struct_size(uint32_t size, std::size_t first, std::string_view name) {
+  if (size < first || size < sizeof(uint32_t))
+    fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is smaller than {}, the first version's (set it with the "
+         "init function or to sizeof)", name, size, first);
   if (size > sizeof(T))
     fail(PEAT_STATUS_VERSION_MISMATCH,
          "{}: struct_size {} is larger than this library's {} bytes (built against a newer header?)", name, size,
@@ -34,38 +70,63 @@ void copy_versioned_struct(T& defaults_then_result, const T& user, std::string_v
     fail(PEAT_STATUS_VERSION_MISMATCH,
          "{}: struct_size {} is not a multiple of {} and so no version's size (set it with the init function)", name,
          size, alignof(T));
-  std::memcpy(&defaults_then_result, &user, size);
+  return size;
+}
+
+template <typename T>
+void require_struct(const T* p, std::string_view name) {
+  if (p == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
+  (void)checked_struct_size<T>(p->struct_size, first_version_size<T>, name);
+}
+
+// Copies the caller's prefix over `defaults_then_result`.
+template <typename T>
+void copy_versioned_struct(T& defaults_then_result, const T& user, std::string_view name,
+                           std::size_t first = first_version_size<T>) {
+  const std::size_t size = checked_struct_size<T>(user.struct_size, first, name);
+  std::memcpy(static_cast<void*>(&defaults_then_result), &user, size);
   defaults_then_result.struct_size = sizeof(T);
 }
 
+// Reads a struct the caller hands in: the fields it knows over `defaults`
+// (the values a field takes when it is not there, e.g. an empty signature).
+template <typename T>
+T read_versioned(const T* user, const T& defaults, std::string_view name) {
+  if (user == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
+  T result = defaults;
+  copy_versioned_struct(result, *user, name);
+  return result;
+}
+
 // Reads a caller's options struct: `init` (the peat_<x>_options_init
-// function) fills the defaults; a NULL `user` means "all defaults", otherwise
-// its fields are copied over them by the rule above.
+// function or its lib/ counterpart) fills the defaults; a NULL `user` means
+// "all defaults", otherwise its fields are copied over them.
 template <typename T, typename Init>
 T read_options(const T* user, std::string_view name, Init init) {
   T result;
   init(&result);
   if (user == nullptr) return result;
-  copy_versioned_struct(result, *user, name);
+  copy_versioned_struct(result, *user, name, sizeof(uint32_t));
   return result;
 }
 
-// Writing an output struct the caller sized: any struct_size from the first
-// released version's size (`first_size`, the offset where later appended
-// fields start) up to ours is accepted, and only the fields inside it are
-// written, so a caller built against an older header keeps working when the
-// struct grows. A larger size (a newer header) gets our fields, and its
-// struct_size is set to ours to say how much was written.
+// Writes an output struct the caller sized: only the prefix its struct_size
+// covers, which keeps the caller's struct_size.
 template <typename T>
-void write_versioned_out(T* out, const T& value, std::size_t first_size, std::string_view name) {
+void write_versioned(T* out, const T& value, std::string_view name) {
   if (out == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
-  const uint32_t size = out->struct_size;
-  if (size < first_size)
-    fail(PEAT_STATUS_VERSION_MISMATCH, "{}->struct_size is {}; this library needs at least {} (set it to sizeof)",
-         name, size, first_size);
-  const std::size_t n = size < sizeof(T) ? size : sizeof(T);
-  std::memcpy(static_cast<void*>(out), &value, n);
-  out->struct_size = static_cast<uint32_t>(n);
+  const uint32_t size = static_cast<uint32_t>(checked_struct_size<T>(out->struct_size, first_version_size<T>, name));
+  std::memcpy(static_cast<void*>(out), &value, size);
+  out->struct_size = size;
+}
+
+// Updates an in-out struct (read the caller's prefix over `defaults`, change
+// it with `update`, write the prefix back), checking the size before anything.
+template <typename T, typename Update>
+void update_versioned(T* inout, const T& defaults, std::string_view name, Update&& update) {
+  T value = read_versioned(inout, defaults, name);
+  update(value);
+  write_versioned(inout, value, name);
 }
 
 }  // namespace peat

@@ -4,6 +4,7 @@
 #include "injector/injector.hpp"
 
 #include "analyzer/analyze.hpp"
+#include "analyzer/defaults.hpp"
 #include "analyzer/sums.hpp"
 #include "backend/backend.hpp"
 #include "core/dtype.hpp"
@@ -106,8 +107,7 @@ void compare_into(const DLTensor& golden, const DLTensor& other, peat_firing_t& 
                   peat_signature_t& merged, bool& have_signature) {
   const TensorView g = make_view(&golden, "golden output"), c = make_view(&other, "candidate output");
   if (!is_host(g.device) || !is_host(c.device) || !float_kind(g.dtype) || !float_kind(c.dtype)) return;
-  peat_signature_config_t config;
-  peat_signature_config_init(&config);
+  const peat_signature_config_t config = analyzer::default_config();
   peat_signature_t sig;
   analyzer::analyze(g, c, config, sig, nullptr);
   f.compared = 1;

@@ -802,16 +802,10 @@ double round_value(double value, peat_float_format_t format, peat_rounding_t rou
   return hd::round_to_format(value, f, rounding, saturate);
 }
 
+peat_inject_truth_t empty_truth() noexcept { return zeroed_struct<peat_inject_truth_t>(); }
+
 void copy_truth_out(const peat_inject_truth_t& full, peat_inject_truth_t* dst, std::string_view name) {
-  const uint32_t size = dst->struct_size;
-  if (size < sizeof(uint32_t))
-    fail(PEAT_STATUS_VERSION_MISMATCH, "{}.struct_size {} is too small (call peat_inject_truth_init)", name, size);
-  if (size > sizeof(peat_inject_truth_t))
-    fail(PEAT_STATUS_VERSION_MISMATCH, "{}.struct_size {} is larger than this library's {} bytes", name, size,
-         sizeof(peat_inject_truth_t));
-  peat_inject_truth_t copy = full;
-  copy.struct_size = size;
-  std::memcpy(dst, &copy, size);
+  write_versioned(dst, full, name);
 }
 
 }  // namespace peat::injector

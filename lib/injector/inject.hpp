@@ -42,8 +42,12 @@ void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* sou
 peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op, uint32_t call,
                          peat_inject_truth_t* out_truth, void* stream) noexcept;
 
-// Copies min(dst->struct_size, sizeof) bytes of a full truth into a caller's
-// struct. Throws VERSION_MISMATCH for a struct_size that is too small or too large.
+// An empty truth (peat_inject_truth_init).
+peat_inject_truth_t empty_truth() noexcept;
+
+// Writes a full truth into a caller's struct by the versioned rule
+// (core/versioned_struct.hpp). Throws VERSION_MISMATCH for a bad struct_size.
+
 void copy_truth_out(const peat_inject_truth_t& full, peat_inject_truth_t* dst, std::string_view name);
 
 // Rounds one value to a narrow format (peat_inject_round_value); the

@@ -12,6 +12,8 @@
 #include "inject_element.h"
 #include "philox.h"
 
+#include "core/versioned_struct.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -36,6 +38,12 @@ peat_injector_policy_t default_policy() noexcept {
   p.spec = nullptr;
   p.output_index = 0;
   return p;
+}
+
+peat_injector_options_t default_options() noexcept {
+  auto o = zeroed_struct<peat_injector_options_t>();
+  o.max_firings_logged = 4096;
+  return o;
 }
 
 Injector::Injector(Session& session, const peat_injector_options_t& options)

@@ -31,8 +31,9 @@ class Session;
 
 namespace peat::injector {
 
-// The defaults of peat_injector_policy_init.
+// The defaults of peat_injector_policy_init and peat_injector_options_init.
 peat_injector_policy_t default_policy() noexcept;
+peat_injector_options_t default_options() noexcept;
 
 struct Policy {
   std::string pattern;

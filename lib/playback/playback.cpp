@@ -4,6 +4,7 @@
 #include "playback/record_context.hpp"
 
 #include "analyzer/analyze.hpp"
+#include "analyzer/defaults.hpp"
 #include "core/error.hpp"
 #include "core/strided_copy.hpp"
 #include "core/status.hpp"
@@ -14,6 +15,7 @@
 #include "trace/reader.hpp"
 #include "trace/record.hpp"
 #include "trace/trace_generated.h"
+#include "trace/views.hpp"
 
 #include <nlohmann/json.hpp>
 #include <tbb/parallel_pipeline.h>
@@ -120,7 +122,7 @@ Playback::Playback(const trace::Reader& reader, const peat_playback_options_t& o
   if (options_.isolate != 0 && options_.isolate != 1)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.isolate is {}; it must be 0 or 1", options_.isolate);
 
-  filter_ = read_options(options_.filter, "options.filter", peat_trace_filter_init);
+  filter_ = read_options(options_.filter, "options.filter", [](peat_trace_filter_t* f) { *f = trace::default_filter(); });
   constexpr uint32_t kOp = 1u << PEAT_TRACE_KIND_OP;
   constexpr uint32_t kKnown = kOp | (1u << PEAT_TRACE_KIND_CHECKPOINT) | (1u << PEAT_TRACE_KIND_SCALAR) |
                               (1u << PEAT_TRACE_KIND_STEP);
@@ -142,7 +144,7 @@ Playback::Playback(const trace::Reader& reader, const peat_playback_options_t& o
   }
   options_.filter = nullptr;
 
-  config_ = read_options(options_.config, "options.config", peat_signature_config_init);
+  config_ = analyzer::read_config(options_.config, "options.config");
   options_.config = nullptr;
   {  // check the config's fields now (resolved against a one-element f32 tensor)
     float one = 1.0f;

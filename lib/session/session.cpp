@@ -2,11 +2,21 @@
 
 #include "backend/backend.hpp"
 #include "core/error.hpp"
+#include "core/versioned_struct.hpp"
 
 namespace peat {
 
 namespace {
 constexpr uint32_t kMaxOpsLimit = 1u << 20;
+}
+
+peat_session_options_t default_session_options() noexcept {
+  auto o = zeroed_struct<peat_session_options_t>();
+  o.world_size = 1;
+  o.seed = 0x5EA7;
+  o.max_ops = 4096;
+  o.max_log_entries = 10000;
+  return o;
 }
 
 Session::Session(const peat_session_options_t& options)

@@ -20,6 +20,9 @@ namespace peat {
 
 class Backend;
 
+// The defaults of peat_session_options_init.
+peat_session_options_t default_session_options() noexcept;
+
 struct LogEntry {
   peat_log_level_t level;
   std::string message;

@@ -6,7 +6,7 @@
 #include "barrier.hpp"
 #include "core/dtype.hpp"
 #include "core/tensor_view.hpp"
-#include "options.hpp"
+#include "core/versioned_struct.hpp"
 #include "session/session.hpp"
 
 #include <peat/peat.hpp>

@@ -1,0 +1,23 @@
+// Analyzing a (golden, candidate) pair into a caller's signature and map, and
+// accumulating one more (golden, candidate) pair into a running signature and
+// spatial map: the body of peat_analyze_accumulate and of the CPU backend's
+// signature_accumulate entry, written once.
+#pragma once
+
+#include <peat/analyzer.h>
+
+namespace peat::analyzer {
+
+// Checks every argument first (NULL signature, struct sizes by the versioned
+// rule, map size and overlap with the signature), then analyzes host views
+// and merges into *inout_signature (the caller's prefix) and *inout_map.
+// Nothing is changed when it throws peat::Error.
+// peat_analyze: the same checks, then *out_signature (the caller's prefix)
+// and *out_map are overwritten; the signature only once analyze() succeeded.
+void analyze_to(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
+                peat_signature_t* out_signature, peat_spatial_map_t* out_map);
+
+void accumulate(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
+                peat_signature_t* inout_signature, peat_spatial_map_t* inout_map);
+
+}  // namespace peat::analyzer
