@@ -16,6 +16,7 @@
 #include "gpu_runtime_table.hpp"
 #include "kernels/kernel_launch.h"
 #include "signature_element.h"
+#include "signature_plan.hpp"
 
 #include <peat/analyzer.h>
 
@@ -101,39 +102,15 @@ struct GpuEntries {
     return PEAT_STATUS_OK;
   }
 
-  static double smallest_normal(int32_t store) {
-    switch (store) {
-      case peat::hd::kStoreF16: return std::ldexp(1.0, -14);
-      case peat::hd::kStoreBF16: return std::ldexp(1.0, -126);
-      case peat::hd::kStoreF32: return static_cast<double>(std::numeric_limits<float>::min());
-      default: return std::numeric_limits<double>::min();
-    }
-  }
-
   // Map geometry for a piece of n elements at index_base (the CPU's
-  // resolve_spatial for pieces).
+  // resolve_spatial for pieces, signature_plan.hpp).
   static peat_status_t map_geometry(const DLTensor* golden, int64_t n, const peat_signature_config_t& c,
                                     peat_spatial_map_t& piece) {
-    if (c.spatial_rows < 0 || c.spatial_cols < 0)
-      return Table::fail(PEAT_STATUS_INVALID_ARGUMENT, fmt::format("config.spatial_rows/spatial_cols are negative ({} x {})",
-                                                                   c.spatial_rows, c.spatial_cols));
-    const int64_t needed = c.index_base + n;
-    int64_t rows = c.spatial_rows, cols = c.spatial_cols;
-    if (rows == 0 && cols == 0) {
-      cols = golden->ndim == 0 ? 1 : std::max<int64_t>(golden->shape[golden->ndim - 1], 1);
-      rows = needed / cols;
-    } else if (rows == 0) {
-      rows = needed / cols;
-    } else if (cols == 0) {
-      cols = needed / rows;
-    }
-    if (cols == 0 || rows > std::numeric_limits<int64_t>::max() / cols)
-      return Table::fail(PEAT_STATUS_INVALID_ARGUMENT, fmt::format("config: spatial view {} x {} is empty or too large", rows, cols));
-    if (rows * cols < needed)
-      return Table::fail(PEAT_STATUS_INVALID_ARGUMENT,
-                         fmt::format("config: spatial view {} x {} ({} elements) does not cover the tensor of {} "
-                                     "elements (index_base {})",
-                                     rows, cols, rows * cols, n, c.index_base));
+    int64_t rows = 0, cols = 0;
+    const Problem p = signature_plan::spatial_view(c.spatial_rows, c.spatial_cols,
+                                                   golden->ndim == 0 ? 1 : golden->shape[golden->ndim - 1], n,
+                                                   c.index_base, false, rows, cols);
+    if (!p.ok()) return Table::fail(p.status, p.message);
     piece.rows = rows;
     piece.cols = cols;
     piece.tile_rows = c.tile_rows;
@@ -250,7 +227,7 @@ struct GpuEntries {
     const double rtol = cfg.rtol < 0 ? def_rtol : cfg.rtol;
     const double atol = cfg.atol < 0 ? def_atol : cfg.atol;
     const double unit_roundoff = cfg.unit_roundoff > 0 ? cfg.unit_roundoff : std::ldexp(1.0, -(mant + 1));
-    const double ratio_min_abs = cfg.ratio_min_abs < 0 ? smallest_normal(g.store) : cfg.ratio_min_abs;
+    const double ratio_min_abs = cfg.ratio_min_abs < 0 ? signature_plan::smallest_normal(g.store) : cfg.ratio_min_abs;
 
     peat_spatial_map_t piece;
     peat_spatial_map_init(&piece);

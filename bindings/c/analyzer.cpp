@@ -35,15 +35,9 @@ peat_status_t metric(const char* function, const peat_signature_t* signature, T*
 
 extern "C" {
 
-PEAT_API void peat_signature_init(peat_signature_t* signature) {
-  if (signature) *signature = peat::analyzer::empty_signature();
-}
-PEAT_API void peat_signature_config_init(peat_signature_config_t* config) {
-  if (config) *config = peat::analyzer::default_config();
-}
-PEAT_API void peat_spatial_map_init(peat_spatial_map_t* map) {
-  if (map) *map = peat::analyzer::empty_map();
-}
+PEAT_API void peat_signature_init(peat_signature_t* p) { if (p) *p = peat::analyzer::empty_signature(); }
+PEAT_API void peat_signature_config_init(peat_signature_config_t* p) { if (p) *p = peat::analyzer::default_config(); }
+PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = peat::analyzer::empty_map(); }
 PEAT_API void peat_spatial_map_release(peat_spatial_map_t* map) {
   if (map) peat::analyzer::release_map(*map);
 }
@@ -59,15 +53,7 @@ PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol
 
 PEAT_API peat_status_t peat_spatial_map_shape(const DLTensor* golden, const peat_signature_config_t* config,
                                               int64_t* out_rows, int64_t* out_cols, int64_t* out_tiles) {
-  return peat::c_call(__func__, [&] {
-    const auto cfg = peat::analyzer::read_config(config);
-    const peat::TensorView g = peat::make_view(golden, "golden");
-    auto resolved = peat::analyzer::resolve_config(g, cfg);
-    peat::analyzer::resolve_spatial(g, cfg, resolved);
-    if (out_rows) *out_rows = resolved.rows;
-    if (out_cols) *out_cols = resolved.cols;
-    if (out_tiles) *out_tiles = resolved.tile_grid_rows * resolved.tile_grid_cols;
-  });
+  return peat::c_call(__func__, [&] { peat::analyzer::spatial_shape(golden, config, out_rows, out_cols, out_tiles); });
 }
 
 PEAT_API peat_status_t peat_analyze(const DLTensor* golden, const DLTensor* candidate,

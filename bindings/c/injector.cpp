@@ -25,9 +25,7 @@ extern "C" {
 PEAT_API void peat_inject_spec_init(peat_inject_spec_t* spec, peat_inject_kind_t kind) {
   if (spec) *spec = peat::injector::default_spec(kind);
 }
-PEAT_API void peat_inject_truth_init(peat_inject_truth_t* truth) {
-  if (truth) *truth = peat::injector::empty_truth();
-}
+PEAT_API void peat_inject_truth_init(peat_inject_truth_t* p) { if (p) *p = peat::injector::empty_truth(); }
 
 PEAT_API peat_status_t peat_inject_apply(const peat_inject_spec_t* spec, DLTensor* tensor, const DLTensor* source,
                                          uint64_t seed, uint32_t op, uint32_t call, peat_inject_truth_t* out_truth) {
@@ -45,12 +43,7 @@ PEAT_API peat_status_t peat_inject_round_value(double value, peat_float_format_t
                                                int32_t saturate, double* out_value) {
   return peat::c_call(__func__, [&] {
     peat::require_arg(out_value, "out_value");
-    peat_inject_spec_t s = peat::injector::default_spec(PEAT_INJECT_PRECISION);
-    s.format = format;
-    s.rounding = rounding;
-    s.saturate = saturate;
-    peat::injector::validate_spec(s, "arguments");
-    *out_value = peat::injector::round_value(value, format, rounding, saturate != 0);
+    *out_value = peat::injector::checked_round_value(value, format, rounding, saturate);
   });
 }
 
@@ -58,12 +51,8 @@ PEAT_API const char* peat_inject_kind_name(peat_inject_kind_t kind) { return pea
 PEAT_API const char* peat_error_model_name(peat_error_model_t model) { return peat::injector::model_name(model); }
 PEAT_API const char* peat_action_name(peat_action_t action) { return peat::injector::action_name(action); }
 
-PEAT_API void peat_injector_options_init(peat_injector_options_t* options) {
-  if (options) *options = peat::injector::default_options();
-}
-PEAT_API void peat_injector_policy_init(peat_injector_policy_t* policy) {
-  if (policy) *policy = peat::injector::default_policy();
-}
+PEAT_API void peat_injector_options_init(peat_injector_options_t* p) { if (p) *p = peat::injector::default_options(); }
+PEAT_API void peat_injector_policy_init(peat_injector_policy_t* p) { if (p) *p = peat::injector::default_policy(); }
 
 PEAT_API peat_status_t peat_injector_create(peat_session_t* session, const peat_injector_options_t* options,
                                             peat_injector_t** out_injector) {

@@ -11,9 +11,7 @@
 
 extern "C" {
 
-PEAT_API void peat_playback_options_init(peat_playback_options_t* options) {
-  if (options) *options = peat::playback::default_options();
-}
+PEAT_API void peat_playback_options_init(peat_playback_options_t* p) { if (p) *p = peat::playback::default_options(); }
 
 PEAT_API peat_status_t peat_playback_create(const peat_trace_reader_t* reader, const peat_playback_options_t* options,
                                             peat_playback_t** out_playback) {

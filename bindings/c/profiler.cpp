@@ -10,15 +10,9 @@
 
 extern "C" {
 
-PEAT_API void peat_profiler_options_init(peat_profiler_options_t* options) {
-  if (options) *options = peat::default_profiler_options();
-}
-PEAT_API void peat_sample_rule_init(peat_sample_rule_t* rule) {
-  if (rule) *rule = peat::default_sample_rule();
-}
-PEAT_API void peat_op_record_init(peat_op_record_t* record) {
-  if (record) *record = peat::default_op_record();
-}
+PEAT_API void peat_profiler_options_init(peat_profiler_options_t* p) { if (p) *p = peat::default_profiler_options(); }
+PEAT_API void peat_sample_rule_init(peat_sample_rule_t* p) { if (p) *p = peat::default_sample_rule(); }
+PEAT_API void peat_op_record_init(peat_op_record_t* p) { if (p) *p = peat::default_op_record(); }
 
 PEAT_API peat_status_t peat_profiler_create(peat_session_t* session, const peat_profiler_options_t* options,
                                             peat_profiler_t** out_profiler) {

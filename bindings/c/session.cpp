@@ -9,9 +9,7 @@
 
 extern "C" {
 
-PEAT_API void peat_session_options_init(peat_session_options_t* options) {
-  if (options) *options = peat::default_session_options();
-}
+PEAT_API void peat_session_options_init(peat_session_options_t* p) { if (p) *p = peat::default_session_options(); }
 
 PEAT_API peat_status_t peat_session_create(const peat_session_options_t* options, peat_session_t** out_session) {
   return peat::c_call(__func__, [&] {

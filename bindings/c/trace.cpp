@@ -23,9 +23,7 @@ extern "C" {
 PEAT_API void peat_trace_reader_options_init(peat_trace_reader_options_t* options) {
   if (options) *options = peat::trace::default_reader_options();
 }
-PEAT_API void peat_trace_filter_init(peat_trace_filter_t* filter) {
-  if (filter) *filter = peat::trace::default_filter();
-}
+PEAT_API void peat_trace_filter_init(peat_trace_filter_t* p) { if (p) *p = peat::trace::default_filter(); }
 
 PEAT_API peat_status_t peat_trace_open(const char* path, const peat_trace_reader_options_t* options,
                                        peat_trace_reader_t** out_reader) {

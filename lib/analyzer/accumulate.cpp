@@ -33,6 +33,17 @@ void analyze_to(const DLTensor* golden, const DLTensor* candidate, const peat_si
   write_versioned(out_signature, s, "out_signature");
 }
 
+void spatial_shape(const DLTensor* golden, const peat_signature_config_t* config, int64_t* rows, int64_t* cols,
+                   int64_t* tiles) {
+  const peat_signature_config_t cfg = read_config(config);
+  const TensorView g = make_view(golden, "golden");
+  ResolvedConfig resolved = resolve_config(g, cfg);
+  resolve_spatial(g, cfg, resolved);
+  if (rows) *rows = resolved.rows;
+  if (cols) *cols = resolved.cols;
+  if (tiles) *tiles = resolved.tile_grid_rows * resolved.tile_grid_cols;
+}
+
 void accumulate(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
                 peat_signature_t* inout_signature, peat_spatial_map_t* inout_map) {
   peat_signature_t merged = read_versioned(inout_signature, empty_signature(), "inout_signature");

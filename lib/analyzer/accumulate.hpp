@@ -17,6 +17,10 @@ namespace peat::analyzer {
 void analyze_to(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
                 peat_signature_t* out_signature, peat_spatial_map_t* out_map);
 
+// peat_spatial_map_shape: the map geometry analyze_to would give (any out may be NULL).
+void spatial_shape(const DLTensor* golden, const peat_signature_config_t* config, int64_t* rows, int64_t* cols,
+                   int64_t* tiles);
+
 void accumulate(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
                 peat_signature_t* inout_signature, peat_spatial_map_t* inout_map);
 

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 
 #include "signature_element.h"
+#include "signature_plan.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -47,15 +48,7 @@ bool is_host_device(DLDevice device) {
   return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
 }
 
-double smallest_normal(Float f) {
-  switch (f) {
-    case Float::F16: return std::ldexp(1.0, -14);
-    case Float::BF16: return std::ldexp(1.0, -126);
-    case Float::F32: return static_cast<double>(std::numeric_limits<float>::min());
-    case Float::F64: return std::numeric_limits<double>::min();
-  }
-  return 0;
-}
+double smallest_normal(Float f) { return signature_plan::smallest_normal(store_code(f)); }
 
 template <typename T>
 T load(const std::byte* base, int64_t offset) {
@@ -455,26 +448,11 @@ ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_con
 }
 
 void resolve_spatial(const TensorView& golden, const peat_signature_config_t& config, ResolvedConfig& r, bool piece) {
-  if (config.spatial_rows < 0 || config.spatial_cols < 0)
-    fail(PEAT_STATUS_INVALID_ARGUMENT, "config.spatial_rows/spatial_cols are negative ({} x {})", config.spatial_rows,
-         config.spatial_cols);
-  const int64_t needed = r.index_base + golden.numel;
-  int64_t rows = config.spatial_rows, cols = config.spatial_cols;
-  if (rows == 0 && cols == 0) {
-    cols = golden.ndim == 0 ? 1 : std::max<int64_t>(golden.shape[golden.ndim - 1], 1);
-    rows = needed / cols;
-  } else if (rows == 0) {
-    rows = needed / cols;
-  } else if (cols == 0) {
-    cols = needed / rows;
-  }
-  if (cols == 0 || rows > std::numeric_limits<int64_t>::max() / cols)
-    fail(PEAT_STATUS_INVALID_ARGUMENT, "config: spatial view {} x {} is empty or too large", rows, cols);
-  const int64_t cells = rows * cols;
-  if ((r.index_base == 0 && !piece) ? cells != golden.numel : cells < needed)
-    fail(PEAT_STATUS_INVALID_ARGUMENT,
-         "config: spatial view {} x {} ({} elements) does not divide the tensor of {} elements (index_base {})", rows,
-         cols, cells, golden.numel, r.index_base);
+  int64_t rows = 0, cols = 0;
+  const Problem p = signature_plan::spatial_view(config.spatial_rows, config.spatial_cols,
+                                                 golden.ndim == 0 ? 1 : golden.shape[golden.ndim - 1], golden.numel,
+                                                 r.index_base, r.index_base == 0 && !piece, rows, cols);
+  if (!p.ok()) throw Error(p.status, p.message);
   r.rows = rows;
   r.cols = cols;
   r.tile_grid_rows = (rows + r.tile_rows - 1) / r.tile_rows;

@@ -12,6 +12,9 @@ namespace peat {
 
 enum class Float { F16, BF16, F32, F64 };
 
+// The storage code of backends/common (hd::kStoreF16 ...): the same order.
+constexpr int32_t store_code(Float f) noexcept { return static_cast<int32_t>(f); }
+
 // The supported float kind of a DLDataType, or nullopt (lanes != 1, other codes).
 std::optional<Float> float_kind(DLDataType dtype) noexcept;
 

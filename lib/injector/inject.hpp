@@ -50,6 +50,8 @@ peat_inject_truth_t empty_truth() noexcept;
 
 void copy_truth_out(const peat_inject_truth_t& full, peat_inject_truth_t* dst, std::string_view name);
 
+// peat_inject_round_value: checks the codes as a PRECISION spec's (INVALID_ARGUMENT), then rounds.
+double checked_round_value(double value, peat_float_format_t format, peat_rounding_t rounding, int32_t saturate);
 // Rounds one value to a narrow format (peat_inject_round_value); the
 // arguments are valid codes.
 double round_value(double value, peat_float_format_t format, peat_rounding_t rounding, bool saturate) noexcept;
