@@ -13,6 +13,7 @@ packages=(
   abigail-tools hipcc libamdhip64-dev rocm-device-libs
   clang-15 libclang-common-15-dev
   python3-numpy python3-torch python3-torchvision python3-pytest python3-setuptools python3-sklearn python3-pip
+  libtorch-dev
   libopenblas0-pthread
   python3-jsonschema chromium
 )
