@@ -187,6 +187,7 @@ class session : public detail::handle<peat_session_t, peat_session_destroy> {
  public:
   session() : session(nullptr) {}
   explicit session(const peat_session_options_t* options) { check(peat_session_create(options, &h_)); }
+  explicit session(const peat_session_options_t& options) : session(&options) {}
 
   uint32_t intern_op(const char* name) {
     uint32_t op = 0;

@@ -3,12 +3,16 @@
 #include "peat_trainer/gemm_kernel.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace peat_trainer {
 namespace {
 
-void check(peat_status_t status, const char* what) {
-  if (status != PEAT_STATUS_OK) throw std::runtime_error(std::string(what) + ": " + peat_last_error_message());
+peat_session_options_t session_options(uint64_t seed) {
+  peat_session_options_t so;
+  peat_session_options_init(&so);
+  so.seed = seed;
+  return so;
 }
 
 DLTensor view_of(const Tensor& t, int64_t* shape) {
@@ -24,73 +28,49 @@ DLTensor view_of(const Tensor& t, int64_t* shape) {
 
 }  // namespace
 
-PeatDispatcher::PeatDispatcher(const PeatOptions& options) : opt_(options), golden_(options.golden_threads) {
-  peat_session_options_t so;
-  peat_session_options_init(&so);
-  so.seed = opt_.seed;
-  check(peat_session_create(&so, &session_), "peat_session_create");
-  try {
-    peat_injector_options_t io;
-    peat_injector_options_init(&io);
-    check(peat_injector_create(session_, &io, &injector_), "peat_injector_create");
-    if (!opt_.fi_candidate.empty()) {
-      check(peat_injector_set_candidate_symbol(injector_, opt_.fi_ops.c_str(), opt_.fi_candidate.c_str(), nullptr),
-            "peat_injector_set_candidate_symbol");
-      peat_injector_policy_t p;
-      peat_injector_policy_init(&p);
-      p.op_pattern = opt_.fi_ops.c_str();
-      p.action = PEAT_ACTION_RUN_CANDIDATE;
-      p.every_n = opt_.fi_every == 0 ? 1 : opt_.fi_every;
-      if (opt_.training_only) p.phase_mask = (1u << PEAT_PHASE_FORWARD) | (1u << PEAT_PHASE_BACKWARD);
-      check(peat_injector_add_policy(injector_, &p, nullptr), "peat_injector_add_policy");
-    }
-    if (!opt_.trace.empty()) {
-      peat_profiler_options_t po;
-      peat_profiler_options_init(&po);
-      po.path = opt_.trace.c_str();
-      po.framework = "peat_trainer";
-      check(peat_profiler_create(session_, &po, &profiler_), "peat_profiler_create");
-      peat_sample_rule_t r;
-      peat_sample_rule_init(&r);
-      r.op_glob = "*";
-      r.every_n = opt_.record_every;
-      check(peat_profiler_add_rule(profiler_, &r), "peat_profiler_add_rule");
-    }
-  } catch (...) {
-    peat_profiler_destroy(profiler_);
-    peat_injector_destroy(injector_);
-    peat_session_destroy(session_);
-    throw;
+PeatDispatcher::PeatDispatcher(const PeatOptions& options)
+    : opt_(options), golden_(options.golden_threads), session_(session_options(options.seed)), injector_(session_) {
+  if (!opt_.fi_candidate.empty()) {
+    injector_.set_candidate_symbol(opt_.fi_ops.c_str(), opt_.fi_candidate.c_str());
+    peat_injector_policy_t p = peat::injector::default_policy();
+    p.op_pattern = opt_.fi_ops.c_str();
+    p.action = PEAT_ACTION_RUN_CANDIDATE;
+    p.every_n = opt_.fi_every == 0 ? 1 : opt_.fi_every;
+    if (opt_.training_only) p.phase_mask = (1u << PEAT_PHASE_FORWARD) | (1u << PEAT_PHASE_BACKWARD);
+    injector_.add_policy(p);
   }
-}
-
-PeatDispatcher::~PeatDispatcher() {
-  peat_profiler_destroy(profiler_);
-  peat_injector_destroy(injector_);
-  peat_session_destroy(session_);
+  if (!opt_.trace.empty()) {
+    peat_profiler_options_t po = peat::profiler::default_options();
+    po.path = opt_.trace.c_str();
+    po.framework = "peat_trainer";
+    profiler_.emplace(session_, po);
+    peat_sample_rule_t r;
+    peat_sample_rule_init(&r);
+    r.op_glob = "*";
+    r.every_n = opt_.record_every;
+    profiler_->add_rule(r);
+  }
 }
 
 void PeatDispatcher::attach(const Model& model) {
   model_ = &model;
   op_ids_.clear();
   for (const std::string& name : model.op_names()) {
-    uint32_t id = 0;
-    check(peat_session_intern_op(session_, name.c_str(), &id), "peat_session_intern_op");
-    op_ids_.push_back(id);
+    op_ids_.push_back(session_.intern_op(name.c_str()));
   }
 }
 
 void PeatDispatcher::hook(Trainer& trainer) {
   trainer.on_step_begin = [this](int64_t step) {
-    if (profiler_) check(peat_profiler_mark_step(profiler_, step), "peat_profiler_mark_step");
-    else check(peat_session_set_step(session_, step), "peat_session_set_step");
+    if (profiler_) profiler_->mark_step(step);
+    else session_.set_step(step);
   };
   auto previous = trainer.on_step;
   trainer.on_step = [this, previous](const StepScalars& s) {
     if (profiler_) {
-      check(peat_profiler_record_scalar(profiler_, "loss", s.step, s.loss), "peat_profiler_record_scalar");
-      check(peat_profiler_record_scalar(profiler_, "accuracy", s.step, s.accuracy), "peat_profiler_record_scalar");
-      check(peat_profiler_record_scalar(profiler_, "lr", s.step, s.lr), "peat_profiler_record_scalar");
+      profiler_->record_scalar("loss", s.step, s.loss);
+      profiler_->record_scalar("accuracy", s.step, s.accuracy);
+      profiler_->record_scalar("lr", s.step, s.lr);
     }
     if (previous) previous(s);
   };
@@ -99,19 +79,14 @@ void PeatDispatcher::hook(Trainer& trainer) {
 void PeatDispatcher::gemm(const GemmCall& call) {
   if (call.op_index >= op_ids_.size()) throw std::invalid_argument("PeatDispatcher: op index out of range (attach the model first)");
   const uint32_t op = op_ids_[call.op_index];
-  check(peat_session_set_phase(session_, static_cast<peat_phase_t>(call.phase)), "peat_session_set_phase");
+  session_.set_phase(static_cast<peat_phase_t>(call.phase));
   GemmTensors t(call);
   GoldenKernelContext ctx{&call, &golden_};
-  peat_action_t action = PEAT_ACTION_RUN_GOLDEN;
-  uint64_t index = 0;
-  check(peat_injector_dispatch(injector_, op, t.inputs, 2, t.outputs, 1, &t.attrs, golden_gemm_kernel, &ctx, &action, &index),
-        "peat_injector_dispatch");
-  if (action == PEAT_ACTION_RUN_CANDIDATE) ++candidate_calls_;
+  const auto d = injector_.dispatch(op, t.inputs, 2, t.outputs, 1, &t.attrs, golden_gemm_kernel, &ctx);
+  const uint64_t index = d.call;
+  if (d.action == PEAT_ACTION_RUN_CANDIDATE) ++candidate_calls_;
   else ++golden_calls_;
-  if (!profiler_) return;
-  int32_t want = 0;
-  check(peat_profiler_should_record(profiler_, op, index, call.step, &want), "peat_profiler_should_record");
-  if (!want) return;
+  if (!profiler_ || !profiler_->should_record(op, index, call.step)) return;
   const std::string layer(call.layer);
   peat_attr_t attrs[7]{};
   const char* ikeys[5] = {"M", "N", "K", "trans_a", "trans_b"};
@@ -146,9 +121,7 @@ void PeatDispatcher::gemm(const GemmCall& call) {
   rec.outputs = outs;
   rec.output_names = out_names;
   rec.n_outputs = 1;
-  int32_t done = 0;
-  check(peat_profiler_record_op(profiler_, &rec, &done, nullptr), "peat_profiler_record_op");
-  recorded_ += done ? 1 : 0;
+  recorded_ += profiler_->record_op(rec) ? 1 : 0;
 }
 
 void PeatDispatcher::checkpoint(const std::string& name, int64_t step, const std::map<std::string, const Tensor*>& state) {
@@ -165,12 +138,11 @@ void PeatDispatcher::checkpoint(const std::string& name, int64_t step, const std
   }
   std::vector<const DLTensor*> ptrs;
   for (const DLTensor& v : views) ptrs.push_back(&v);
-  check(peat_profiler_record_checkpoint(profiler_, name.c_str(), step, names.data(), ptrs.data(), ptrs.size(), nullptr, nullptr),
-        "peat_profiler_record_checkpoint");
+  profiler_->record_checkpoint(name.c_str(), step, names.data(), ptrs.data(), ptrs.size());
 }
 
 void PeatDispatcher::close() {
-  if (profiler_) check(peat_profiler_close(profiler_), "peat_profiler_close");
+  if (profiler_) profiler_->close();
 }
 
 }  // namespace peat_trainer

@@ -1,7 +1,7 @@
 // peat_dispatcher.hpp — PEAT attached at the trainer's GEMM seam.
 //
 // PeatDispatcher is a GemmDispatcher that routes every GEMM through PEAT's
-// runtime injector (peat_injector_dispatch, with the golden Eigen GEMM as the
+// runtime injector (peat::injector::dispatch of peat.hpp, with the golden Eigen GEMM as the
 // golden kernel) and, when a trace is open, records the sampled calls with the
 // profiler: attributes M, N, K, trans_a, trans_b, alpha, beta; inputs A, B
 // (as op(A), op(B) views); output C (the result that propagates).
@@ -15,9 +15,10 @@
 #include "nn.hpp"
 #include "trainer.hpp"
 
-#include <peat/peat.h>
+#include <peat/peat.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,8 @@ struct PeatOptions {
 
 class PeatDispatcher final : public GemmDispatcher {
  public:
-  // Throws std::runtime_error with PEAT's message when a PEAT call fails.
+  // Throws peat::error (a std::runtime_error) with PEAT's message when a PEAT call fails.
   explicit PeatDispatcher(const PeatOptions& options);
-  ~PeatDispatcher() override;
   PeatDispatcher(const PeatDispatcher&) = delete;
   PeatDispatcher& operator=(const PeatDispatcher&) = delete;
 
@@ -53,9 +53,9 @@ class PeatDispatcher final : public GemmDispatcher {
   // Flushes and closes the trace (no-op without one). Throws on a write error.
   void close();
 
-  peat_session_t* session() const noexcept { return session_; }
-  peat_injector_t* injector() const noexcept { return injector_; }
-  peat_profiler_t* profiler() const noexcept { return profiler_; }
+  peat_session_t* session() const noexcept { return session_.get(); }
+  peat_injector_t* injector() const noexcept { return injector_.get(); }
+  peat_profiler_t* profiler() const noexcept { return profiler_ ? profiler_->get() : nullptr; }
   int64_t candidate_calls() const noexcept { return candidate_calls_; }
   int64_t golden_calls() const noexcept { return golden_calls_; }
   uint64_t recorded() const noexcept { return recorded_; }
@@ -63,9 +63,9 @@ class PeatDispatcher final : public GemmDispatcher {
  private:
   PeatOptions opt_;
   GoldenGemm golden_;
-  peat_session_t* session_ = nullptr;
-  peat_injector_t* injector_ = nullptr;
-  peat_profiler_t* profiler_ = nullptr;
+  peat::session session_;
+  peat::injector injector_;
+  std::optional<peat::profiler> profiler_;  // when recording
   const Model* model_ = nullptr;
   std::vector<uint32_t> op_ids_;  // index: GemmCall::op_index of the attached model
   int64_t candidate_calls_ = 0, golden_calls_ = 0;
