@@ -13,6 +13,8 @@
 
 #include <peat/peat.h>
 
+#include "json_escape.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,23 +44,7 @@ Tracer& tracer() {
   return t;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
+using peat::interpose::json_escape;
 
 std::string cupti_error(CUptiResult r) {
   const char* text = nullptr;

@@ -2,6 +2,7 @@
 #include "runtime.hpp"
 
 #include "config.hpp"
+#include "json_escape.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -17,23 +18,7 @@ namespace {
 std::mutex g_say_mutex;
 std::set<std::string> g_said;
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
+using peat::interpose::json_escape;
 
 const char* log_path() {
   const char* p = std::getenv("PEAT_INTERPOSE_LOG");
