@@ -20,7 +20,6 @@
 
 #include <peat/analyzer.h>
 #include <peat/core.h>
-#include <peat/injector.h>
 #include <peat/trace.h> /* peat_attr_t */
 
 #ifdef __cplusplus

@@ -45,27 +45,8 @@
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------ error models -- */
-
-/* The classes of error PEAT names (DESIGN.md §6). The injector labels each
- * injection with the class it produces (peat_inject_truth_t.model); the
- * Detector returns the same codes as verdicts. Values are never renumbered. */
-typedef int32_t peat_error_model_t;
-enum peat_error_model_code {
-  PEAT_ERROR_MODEL_EXACT = 0,             /* bitwise identical */
-  PEAT_ERROR_MODEL_ROUNDING = 1,          /* accumulation order / FMA: a few ULP, low mantissa bits */
-  PEAT_ERROR_MODEL_REDUCED_PRECISION = 2, /* rounded to a narrower format (tf32, fp16, bf16, fp8) */
-  PEAT_ERROR_MODEL_BITFLIP_SINGLE = 3,    /* one bit of one element */
-  PEAT_ERROR_MODEL_BITFLIP_MULTI = 4,     /* several bits or several elements */
-  PEAT_ERROR_MODEL_STUCK_AT = 5,          /* one bit forced to 0 or 1 (on all elements or a lane) */
-  PEAT_ERROR_MODEL_REGION = 6,            /* rows, columns, tiles, the edge tile */
-  PEAT_ERROR_MODEL_DROPPED_WRITES = 7,    /* zeros or stale values where results belong */
-  PEAT_ERROR_MODEL_SCALING = 8,           /* candidate = alpha * golden */
-  PEAT_ERROR_MODEL_NONFINITE = 9,         /* new NaN / Inf, overflow, flush */
-  PEAT_ERROR_MODEL_NONDETERMINISM = 10,   /* two candidate runs on the same input differ */
-  PEAT_ERROR_MODEL_GARBAGE = 11,          /* values unrelated to the golden ones */
-  PEAT_ERROR_MODEL_UNKNOWN = 12
-};
+/* peat_error_model_t (the classes of error) and peat_float_format_t are in
+ * peat/core.h: the Detector shares them. */
 
 /* What peat_inject_apply does (the mechanism; the class it produces is the
  * peat_error_model_t recorded in the truth). */
@@ -130,16 +111,6 @@ enum peat_fill_code {
   PEAT_FILL_GARBAGE = 1, /* uniformly random bit patterns (NaN and Inf included) */
   PEAT_FILL_STALE = 2,   /* the element of `stale` (the previous call's output) */
   PEAT_FILL_KEEP = 3     /* SHIFT only: vacated elements keep their value */
-};
-
-/* Narrow formats of PEAT_INJECT_PRECISION. */
-typedef int32_t peat_float_format_t;
-enum peat_float_format_code {
-  PEAT_FORMAT_BF16 = 0,    /* 8-bit exponent, 7 mantissa bits, Inf */
-  PEAT_FORMAT_FP16 = 1,    /* IEEE binary16: 5-bit exponent, 10 mantissa bits, max 65504 */
-  PEAT_FORMAT_TF32 = 2,    /* 8-bit exponent, 10 mantissa bits (f32 range) */
-  PEAT_FORMAT_FP8_E4M3 = 3, /* OCP E4M3FN: 4-bit exponent, 3 mantissa bits, max 448, no Inf */
-  PEAT_FORMAT_FP8_E5M2 = 4  /* OCP E5M2: 5-bit exponent, 2 mantissa bits, max 57344, Inf */
 };
 
 /* Rounding of PEAT_INJECT_PRECISION. */
@@ -317,10 +288,10 @@ PEAT_API peat_status_t peat_inject_round_value(double value, peat_float_format_t
                                                peat_rounding_t rounding, int32_t saturate,
                                                double* out_value);
 
-/* Short names ("bitflip", "BITFLIP_SINGLE", "run_both", ...); "unknown" for an
- * unknown value. Static storage, never NULL. Thread-safe. */
+/* Short names ("bitflip", "run_both", ...; peat_error_model_name is in
+ * peat/core.h); "unknown" for an unknown value. Static storage, never NULL.
+ * Thread-safe. */
 PEAT_API const char* peat_inject_kind_name(peat_inject_kind_t kind);
-PEAT_API const char* peat_error_model_name(peat_error_model_t model);
 
 /* ------------------------------------------------------------- scheduler -- */
 
