@@ -36,6 +36,7 @@ PEAT_API void peat_profiler_options_init(peat_profiler_options_t* options) {
   options->full_queue_policy = PEAT_QUEUE_BLOCK;
   options->default_record = 1;
   options->byte_budget = 0;
+  options->content_index_entries = 65536;  // trace::kDefaultContentIndexEntries
 }
 
 PEAT_API peat_status_t peat_profiler_create(peat_session_t* session, const peat_profiler_options_t* options,

@@ -282,6 +282,18 @@ PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader,
     info.checksum = t.checksum();
     info.strides = t.strides() ? t.strides()->data() : nullptr;  // size checked at open
     info.storage_offset = t.storage_offset();
+    if (t.ref_seq().has_value()) {  // format 1.2: report where the bytes are and their checksum
+      info.is_reference = 1;
+      info.ref_slot = static_cast<peat_trace_slot_t>(t.ref_slot());
+      info.ref_seq = *t.ref_seq();
+      info.ref_tensor = t.ref_index();
+      try {
+        const peat::trace::TensorLoc loc = r.resolve(index, slot, tensor);
+        info.checksum = r.tensor(loc.index, loc.slot, loc.t).checksum();
+      } catch (const peat::Error&) {
+        info.checksum = 0;  // reported when it is loaded
+      }
+    }
     peat::write_versioned_out(out, info, offsetof(peat_trace_tensor_info_t, strides), "out");
   });
 }

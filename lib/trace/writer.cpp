@@ -87,8 +87,12 @@ uint64_t Writer::add(const std::vector<std::byte>& frame, uint16_t kind, uint64_
   return at;
 }
 
-uint64_t Writer::append(EncodedRecord& record) {
-  const uint64_t seq = next_seq_;
+uint64_t Writer::append(EncodedRecord& record) { return append(record, next_seq_); }
+
+uint64_t Writer::append(EncodedRecord& record, uint64_t seq) {
+  if (!offsets_.empty() && seq < next_seq_)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: record {}: sequence number {} after {}", path_, offsets_.size(), seq,
+         next_seq_ - 1);
   // Every encode_record output has the slot; frames tests build by hand may
   // not, and are written as they are (a reader then finds no number).
   stamp_seq(record.frame, seq);

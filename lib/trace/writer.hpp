@@ -31,6 +31,12 @@ class Writer {
   // returns its byte offset.
   uint64_t append(EncodedRecord& record);
   uint64_t append(EncodedRecord&& record) { return append(record); }
+  // Same, numbered `seq` (larger than every number before it): the profiler
+  // numbers records when they are submitted, so that a reference (format 1.2)
+  // can name its target before the target is written; a record it could not
+  // encode leaves a gap.
+  uint64_t append(EncodedRecord& record, uint64_t seq);
+  uint64_t append(EncodedRecord&& record, uint64_t seq) { return append(record, seq); }
   // Appends an intact frame of `size` bytes copied from another trace as it
   // is, with the sequence number it carries (`seq`, larger than every one
   // before it), in chunks of at most 4 MiB that `read(offset, dst, n)` fills.

@@ -246,7 +246,9 @@ class TraceTensorInfo(Structure):
                 ("dtype", DLDataType), ("device", DLDevice), ("shape", POINTER(c_int64)),
                 ("numel", c_int64), ("raw_bytes", c_uint64), ("encoded_bytes", c_uint64),
                 ("codec", c_int32), ("reserved", c_int32), ("checksum", c_uint64),
-                ("strides", POINTER(c_int64)), ("storage_offset", c_int64)]
+                ("strides", POINTER(c_int64)), ("storage_offset", c_int64),
+                ("is_reference", c_int32), ("ref_slot", c_int32), ("ref_seq", c_uint64),
+                ("ref_tensor", c_uint64)]
 
 # ---------------------------------------------------------------- profiler --
 
@@ -260,7 +262,8 @@ class ProfilerOptions(Structure):
                 ("framework", c_char_p), ("device", c_char_p), ("vendor", c_char_p),
                 ("tags", POINTER(ProfilerTag)), ("n_tags", c_uint32), ("zstd_level", c_int32),
                 ("queue_bytes", c_uint64), ("full_queue_policy", c_int32),
-                ("default_record", c_int32), ("byte_budget", c_uint64)]
+                ("default_record", c_int32), ("byte_budget", c_uint64),
+                ("content_index_entries", c_uint64)]
 
 
 class SampleRule(Structure):
