@@ -65,6 +65,7 @@ struct Profiler::Job {
   const peat_backend_api_t* api = nullptr;  // for staging tickets
   std::vector<void*> tickets;
   trace::EncodedRecord encoded;
+  std::atomic<bool> claimed{false};  // a thread has started encoding it
   bool done = false;
   bool ok = true;
   std::string error;
@@ -468,7 +469,7 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
       return false;
     }
     ready_cv_.notify_all();  // the writer makes room: wake it even for inline records
-    space_cv_.wait(lock);
+    if (!claim_and_encode(lock, false)) space_cv_.wait(lock);  // waiting anyway: compress a queued record
   }
   job->seq = next_seq_;
   if (!job->contents.empty()) {
@@ -481,10 +482,12 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
     }
   }
   ++next_seq_;
-  Job* raw = job.get();
-  queue_bytes_ += job->bytes;
-  queue_.push_back(std::move(job));
+  std::shared_ptr<Job> shared(std::move(job));
+  Job* raw = shared.get();
+  queue_bytes_ += raw->bytes;
+  queue_.push_back(shared);
   if (inline_encode) {
+    raw->claimed.store(true, std::memory_order_relaxed);
     raw->done = true;
     if (++inline_waiting_ >= kInlineWakeCount) {
       inline_waiting_ = 0;
@@ -499,9 +502,13 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
     // reading its captures) is ordered after the build in a way race detectors
     // see: oneTBB orders them too, but it is not instrumented.
     std::lock_guard handoff(g_handoff_mutex);
-    arena_.enqueue([this, raw] {
+    arena_.enqueue([this, shared] {
       { std::lock_guard wait_for_submitter(g_handoff_mutex); }
-      encode(raw);
+      if (!shared->claimed.exchange(true, std::memory_order_acq_rel)) {
+        encode(shared.get());
+      } else {
+        pending_tasks_.fetch_sub(1, std::memory_order_release);  // encoded by a waiting thread; last touch of *this
+      }
     });
   }
   return true;
@@ -572,6 +579,24 @@ void Profiler::encode(Job* job) noexcept {
   pending_tasks_.fetch_sub(1, std::memory_order_release);  // last touch of *this
 }
 
+bool Profiler::claim_and_encode(std::unique_lock<std::mutex>& lock, bool front_only) {
+  for (const std::shared_ptr<Job>& queued : queue_) {
+    if (queued->done || queued->claimed.load(std::memory_order_relaxed)) {
+      if (front_only) return false;
+      continue;
+    }
+    if (queued->claimed.exchange(true, std::memory_order_acq_rel)) continue;
+    std::shared_ptr<Job> job = queued;  // the writer may pop it once it is done
+    lock.unlock();
+    encode_now(*job);
+    lock.lock();
+    job->done = true;
+    ready_cv_.notify_all();
+    return true;
+  }
+  return false;
+}
+
 void Profiler::record_failure(peat_status_t status, const std::string& message) {
   failed_ = true;
   stopped_.store(true, std::memory_order_release);
@@ -585,13 +610,18 @@ void Profiler::record_failure(peat_status_t status, const std::string& message) 
 
 void Profiler::writer_loop() noexcept {
   for (;;) {
-    std::unique_ptr<Job> job;
+    std::shared_ptr<Job> job;
     bool failed = false;
     {
       std::unique_lock lock(mutex_);
       const auto ready = [&] { return (!queue_.empty() && queue_.front()->done) || (closing_ && queue_.empty()); };
-      // Timed: inline records wait for a wake-up at most kLazyWrite (see submit).
-      while (!ready_cv_.wait_for(lock, kLazyWrite, ready)) {
+      // Timed: inline records wait for a wake-up at most kLazyWrite (see
+      // submit). While the next record is not encoded yet and no worker has
+      // started it, the writer encodes it itself: on a machine with few cores
+      // oneTBB has fewer workers than there are records to compress.
+      while (!ready()) {
+        if (claim_and_encode(lock, false)) continue;
+        ready_cv_.wait_for(lock, kLazyWrite);
       }
       inline_waiting_ = 0;
       if (queue_.empty()) return;
@@ -622,6 +652,10 @@ void Profiler::writer_loop() noexcept {
         message = e.what();
       }
     }
+    // The frame goes now: an encode task that found the job claimed may still
+    // hold the job for a while.
+    const uint64_t job_raw_bytes = job->encoded.raw_bytes;
+    std::vector<std::byte>().swap(job->encoded.frame);
     std::lock_guard lock(mutex_);
     queue_bytes_ -= job->bytes;
     ++finished_seq_;
@@ -637,7 +671,7 @@ void Profiler::writer_loop() noexcept {
     }
     if (ok) {
       ++written_;
-      raw_written_ += job->encoded.raw_bytes;
+      raw_written_ += job_raw_bytes;
       file_bytes_ = writer_->bytes();
     } else {
       ++dropped_error_;
@@ -659,14 +693,15 @@ void Profiler::flush() {
   std::unique_lock lock(mutex_);
   const uint64_t target = next_seq_;
   ready_cv_.notify_all();  // inline records may be waiting for the writer
-  done_cv_.wait(lock, [&] { return finished_seq_ >= target; });
+  while (finished_seq_ < target)
+    if (!claim_and_encode(lock, false)) done_cv_.wait(lock);  // waiting anyway: compress a queued record
   if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
 }
 
 void Profiler::close() {
   std::lock_guard close_lock(close_mutex_);
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (closed_) {
       if (close_status_ != PEAT_STATUS_OK) fail(close_status_, "{}", close_message_);
       return;
@@ -675,6 +710,8 @@ void Profiler::close() {
     stopped_.store(true, std::memory_order_release);
     ready_cv_.notify_all();
     space_cv_.notify_all();
+    while (claim_and_encode(lock, false)) {
+    }  // the records still queued are compressed by this thread too
   }
   if (writer_thread_.joinable()) writer_thread_.join();
   while (pending_tasks_.load(std::memory_order_acquire) != 0) std::this_thread::yield();

@@ -107,6 +107,11 @@ class Profiler {
   bool submit(std::unique_ptr<Job> job);
   void encode_now(Job& job) noexcept;
   void encode(Job* job) noexcept;
+  // With mutex_ held (`lock`): encodes a queued job no thread has started,
+  // on the calling thread (the writer waiting for the next record, a caller
+  // waiting for room), so that compression uses the threads that would wait.
+  // False when every queued job is started or done.
+  bool claim_and_encode(std::unique_lock<std::mutex>& lock, bool front_only);
   void writer_loop() noexcept;
   void record_failure(peat_status_t status, const std::string& message);
 
@@ -142,7 +147,9 @@ class Profiler {
   std::condition_variable space_cv_;
   std::condition_variable ready_cv_;
   std::condition_variable done_cv_;
-  std::deque<std::unique_ptr<Job>> queue_;
+  // Shared with the encode task: a job another thread encoded (see
+  // claim_and_encode) may be written and popped before its task runs.
+  std::deque<std::shared_ptr<Job>> queue_;
   uint64_t next_seq_ = 0;
   uint64_t finished_seq_ = 0;  // jobs taken off the queue (written or discarded)
   uint64_t queue_bytes_ = 0;

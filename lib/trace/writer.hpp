@@ -58,10 +58,12 @@ class Writer {
   // `start`: where the record being written starts (cut back to it on failure).
   void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
   uint64_t add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq);
+  void start_writeback() noexcept;  // asks the kernel to write back what was appended since the last call
 
   std::string path_;
   int fd_ = -1;
   uint64_t offset_ = 0;
+  uint64_t writeback_from_ = 0;
   uint64_t next_seq_ = 0;
   std::vector<uint64_t> offsets_;
   std::vector<uint8_t> kinds_;
