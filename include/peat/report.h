@@ -140,12 +140,13 @@ PEAT_API peat_status_t peat_report_add_playback(peat_report_t* report, const cha
 /* The call of `candidate`'s playback whose spatial map tells most about its
  * error: the call whose own top verdict is the op output's REGION, STUCK_AT
  * or DROPPED_WRITES model (the one with most mismatches among them), else
- * the call with most tolerance failures, then mismatches. Writes the trace
+ * the call with most tolerance failures, then mismatches; none when every
+ * call is within tolerance without such a verdict. Writes the trace
  * record index and the output index (both may be NULL). A caller that holds
  * the candidate kernel maps that call (peat_analyze with a spatial config)
  * and adds it with peat_report_add_candidate_map.
  * Errors: NULL report/candidate -> INVALID_ARGUMENT; no playback of that
- * name, or no call that differs from golden -> NOT_FOUND. */
+ * name, or no such call -> NOT_FOUND. */
 PEAT_API peat_status_t peat_report_focus_call(const peat_report_t* report, const char* candidate,
                                               uint64_t* out_record, uint64_t* out_output);
 

@@ -245,21 +245,21 @@ std::vector<Finding> findings(const Model& model) {
     std::string inside, outside;
     for (const std::string& when : whens) {
       std::vector<std::string> left;
-      bool judged = false;
+      std::size_t judged = 0;
       for (const FiRun* r : f.fi_runs) {
         const std::string w = r->every ? "1/" + std::to_string(r->every) : r->label;
         if (w != when || !r->impact) continue;
-        judged = true;
+        ++judged;
         if (r->impact->verdict == PEAT_IMPACT_OUTSIDE_NOISE) left.push_back(r->stage);
       }
-      if (!judged) continue;
+      if (judged == 0) continue;
       if (left.empty()) {
         inside += (inside.empty() ? "" : ", ") + when;
         continue;
       }
       f.bad = true;
       std::string where;
-      if (stages.size() > 1 && left.size() < stages.size())
+      if (left.size() < judged)  // name the stages only where some stayed inside
         for (const auto& st : left) where += (where.empty() ? " (" : ", ") + st;
       outside += (outside.empty() ? "" : ", ") + when + (where.empty() ? "" : where + ")");
     }

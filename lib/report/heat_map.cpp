@@ -32,7 +32,7 @@ std::string heat_map(std::string_view id, std::string_view title, std::size_t ro
   const double plot_h = cell_h * static_cast<double>(std::max<std::size_t>(rows, 1));
   const double width = std::max(left + plot_w + 90, 420.0), height = top + plot_h + bottom;
   SvgWriter svg(id, width, height, title);
-  svg.text(left + plot_w / 2, 16, title, "middle", 13);
+  svg.text(std::max(left + plot_w / 2, width / 2), 16, title, "middle", 13);
   svg.text(left + plot_w / 2, height - 6, x_label, "middle", 11);
   double top_value = 0;
   for (double v : values) top_value = std::max(top_value, std::isfinite(v) ? v : 0.0);

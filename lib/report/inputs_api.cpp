@@ -43,14 +43,15 @@ void Report::add_playback(const std::string& candidate, const playback::Playback
   c.nondeterministic = s.nondeterministic;
   const auto& results = pb.results();
   // Focus: a call whose own verdict is spatial (most mismatches), else the
-  // call with most tolerance failures, then mismatches.
+  // call with most tolerance failures, then mismatches; none when the calls
+  // differ within tolerance only (a map of spread rounding shows nothing).
   struct Best {
     bool spatial = false;
     uint64_t tol = 0, mism = 0;
     std::optional<FocusCall> call;
   } best;
   const auto offer = [&](bool spatial, uint64_t tol, uint64_t mism, FocusCall call) {
-    if (mism == 0) return;
+    if (mism == 0 || (!spatial && tol == 0)) return;  // only spread rounding: no map tells more
     const bool better = !best.call || (spatial && !best.spatial) ||
                         (spatial == best.spatial && (spatial ? mism > best.mism
                                                              : tol > best.tol || (tol == best.tol && mism > best.mism)));

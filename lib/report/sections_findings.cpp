@@ -112,7 +112,7 @@ std::string spatial_map_chart(const SpatialMapCopy& m, const std::string& id) {
       "<p>{}: {} x {} elements, {} mismatches in {} of {} rows and {} of {} columns; tiles of {} x {}{}.</p>",
       escape_html(m.label), m.rows, m.cols, m.mismatches, rows_hit, m.rows, cols_hit, m.cols, m.tile_rows, m.tile_cols,
       fr > 1 || fc > 1 ? fmt::format(", each cell sums {} x {} tiles", fr, fc) : std::string());
-  out += heat_map(id, "mismatches per tile (rows down, first column of each cell across)", rows, cols, values, row_labels,
+  out += heat_map(id, "mismatches per tile", rows, cols, values, row_labels,
                   col_labels, "output column", false);
   return out;
 }

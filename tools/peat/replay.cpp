@@ -206,11 +206,21 @@ bool Replay::map_call(uint64_t record, uint64_t output, WorstCall& into) const {
     peat_spatial_map_release(&into.map);
     return false;
   }
+  bool bitwise = false;
+  if (into.map.mismatch_count == 0) {  // within tolerance: map where the bits differ
+    cfg.map_mismatch = PEAT_MISMATCH_BITWISE;
+    bitwise = true;
+    if (peat_analyze(&golden[output]->dl_tensor, &out[output], &cfg, &sig, &into.map) != PEAT_STATUS_OK) {
+      peat_spatial_map_release(&into.map);
+      return false;
+    }
+  }
   into.valid = true;
   into.record = record;
   char label[512];
-  std::snprintf(label, sizeof label, "%s: %s record %llu, output %llu", options_.candidate.c_str(), info.name,
-                static_cast<unsigned long long>(record), static_cast<unsigned long long>(output));
+  std::snprintf(label, sizeof label, "%s: %s record %llu, output %llu (%s)", options_.candidate.c_str(), info.name,
+                static_cast<unsigned long long>(record), static_cast<unsigned long long>(output),
+                bitwise ? "bitwise mismatches" : "tolerance failures");
   into.label = label;
   return true;
 }
