@@ -3,8 +3,11 @@
  *
  * A report builder collects inputs and writes ONE HTML file: inline CSS and
  * inline SVG charts, no script and no network fetch needed to see it,
- * readable on a laptop screen and printable. What it shows depends on what
- * was added:
+ * readable on a laptop screen and printable. It leads with a summary
+ * (id="summary", one row per candidate; see "inputs through the library"
+ * below), then one section per candidate, the training impact, and the
+ * inventory of the input files last. Charts draw at most 6 lines each and
+ * have bounded sizes. What it shows depends on what was added:
  *
  *   a trace (peat/trace.h)          run metadata, records per kind and op,
  *                                   steps covered, the recorded scalar series
@@ -14,11 +17,12 @@
  *                                   appended to one file) and the error over
  *                                   training steps (max relative error per
  *                                   record);
- *   a runtime-FI / demo JSON        candidates with their verdict, detection
- *   (make demo's report.json)       evidence and runtime-FI outcome; loss
- *                                   series (golden vs runtime FI, with the
- *                                   noise band); "finetune" loss series;
- *                                   "checkpoint_drift" per parameter tensor;
+ *   a runtime-FI / demo JSON        read by docs/schemas/runtime-fi.schema.json:
+ *   (make demo's report.json)       the noise band per stage, the runtime-FI
+ *                                   runs of each candidate with their loss
+ *                                   curves ("loss_series" by run label) and
+ *                                   impact, the verdict of candidates not
+ *                                   replayed, "checkpoint_drift" per tensor;
  *   signatures (peat_report_add_    relative-error and ULP-distance
  *   signature)                      histograms, the XOR bit-position heat map,
  *                                   the signature table with the detector's
@@ -132,8 +136,10 @@ PEAT_API peat_status_t peat_report_add_spatial_map(peat_report_t* report, const 
  * and output), the merged signature, and every compared call's max relative
  * error over the steps. Adding a second playback under the same name replaces
  * the first. The playback may be destroyed afterwards.
- * Errors: NULL report/playback -> INVALID_ARGUMENT; a playback that has not
- * run -> BAD_STATE; errors of the playback API as they come. */
+ * A playback that has not run adds a candidate with no calls. Thread safety:
+ * the playback must not run meanwhile.
+ * Errors: NULL report/playback -> INVALID_ARGUMENT; errors of the playback
+ * API as they come (e.g. the Detector's on a call). */
 PEAT_API peat_status_t peat_report_add_playback(peat_report_t* report, const char* candidate,
                                                 const peat_playback_t* playback);
 
