@@ -10,6 +10,10 @@
 
 namespace peat::report {
 
+namespace {
+constexpr std::size_t kMarkedPoints = 60;
+}  // namespace
+
 std::string line_chart(std::string_view id, std::string_view title, const std::vector<LineSeries>& all_series,
                        const std::optional<Band>& band, std::string_view x_label, std::string_view y_label,
                        bool log_y) {
@@ -99,6 +103,8 @@ std::string line_chart(std::string_view id, std::string_view title, const std::v
         continue;
       }
       pts += fmt::format("{:.2f},{:.2f} ", px(s.x[i]), py(y));
+      // Sparse series get a marker per point, so a lone call still shows.
+      if (s.x.size() <= kMarkedPoints) svg.rect(px(s.x[i]) - 2, py(y) - 2, 4, 4, palette(k));
     }
     flush();
     svg.line(left, legend_y - 4, left + 14, legend_y - 4, palette(k), 2, s.dashed ? "5,3" : "");
