@@ -224,6 +224,8 @@ for chart_id, c in doc.charts.items():
     check(0 < c["height"] <= MAX_HEIGHT, f"{chart_id} is {c['height']} px tall (limit {MAX_HEIGHT})")
     check(c["lines"] <= MAX_SERIES, f"{chart_id} draws {c['lines']} lines (limit {MAX_SERIES})")
     check(c["series"] is None or int(c["series"]) <= MAX_SERIES, f"{chart_id}: data-series {c['series']}")
+check("Playback run peat_cand_bf16" in dom.stdout and "Playback run run 1" not in dom.stdout,
+      "the playback run is not labelled by its candidate")
 check("a_key_with_loss_in_its_name" not in " ".join(k for k in doc.charts), "a non-schema key became a chart")
 # Input markup is text: the op name and the model name appear as written, no script element exists.
 check(doc.scripts == 0, f"{doc.scripts} script element(s) in the DOM")

@@ -125,3 +125,31 @@ def test_report_takes_python_playback_verdicts_and_impact(tmp_path):
     cells = __import__("re").findall(r"<td>(.*?)</td>", cand[:cand.index("</table>")])
     assert cells[5].startswith(f"{float(cells[4]):.1f} eff. mantissa bits"), cells
     assert 6.0 <= float(cells[4]) <= 10.5, cells
+
+
+def test_report_maps_the_call_its_anomaly_came_from(tmp_path):
+    """The focus call is the one whose own verdict is the op's spatial anomaly
+    (a dropped tile in call 2), not the call with most tolerance failures (the
+    bf16 calls fail the tolerance almost everywhere)."""
+    trace = _gemm_trace(tmp_path)
+
+    def mixed(ins, outs, call):
+        if call.call_index == 2:
+            outs[0][...] = ins[0] @ ins[1]
+            outs[0][:16, :16] = 0.0
+        else:
+            outs[0][...] = _bf16(ins[0]) @ _bf16(ins[1])
+
+    with peat.TraceReader(str(trace)) as reader, peat.Report() as r, \
+            peat.Playback(reader, candidate=mixed) as pb:
+        pb.run()
+        results = pb.results()
+        worst = max(results, key=lambda x: x.tolerance_failures)
+        tile = next(x for x in results if x.call_index == 2)
+        assert worst.record != tile.record  # the worst call is a bf16 one
+        r.add_playback(pb, "mixed")
+        assert r.focus_call("mixed") == (tile.record, 0)
+        assert r.focus_call("not added") is None
+        row = _summary_rows(r.html())[0]
+    # The anomaly leads, the floor under it is named, with the count of calls.
+    assert row[1].startswith("REDUCED_PRECISION + ") and "(1 of 4 calls)" in row[1], row
