@@ -54,6 +54,10 @@ class Replay {
   const WorstCall& worst() const { return worst_; }
   // Records with tolerance failures, new non-finite values or failures.
   bool findings() const;
+  // Re-runs the candidate on trace record `record` and maps output `output`
+  // into `into` (its earlier map released); false when the candidate fails
+  // or the map cannot be made.
+  bool map_call(uint64_t record, uint64_t output, WorstCall& into) const;
 
  private:
   void detect_ops();

@@ -395,6 +395,14 @@ class ReportOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("max_table_rows", c_uint32), ("title", c_char_p)]
 
 
+class ReportFiRun(Structure):
+    _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32), ("candidate", c_char_p),
+                ("label", c_char_p), ("stage", c_char_p), ("every", c_uint64),
+                ("candidate_calls", c_int64), ("loss", POINTER(c_double)), ("length", c_size_t),
+                ("steps", POINTER(c_int64)), ("impact", POINTER(Impact)),
+                ("param_drift", c_double), ("test_accuracy", c_double)]
+
+
 class PlaybackSummary(Structure):
     _fields_ = [("struct_size", c_uint32), ("cancelled", c_int32), ("selected", c_uint64),
                 ("done", c_uint64), ("ok", c_uint64), ("failed", c_uint64),
@@ -609,6 +617,12 @@ _PROTOTYPES = {
     "peat_report_add_spatial_map": (S, [c_void_p, c_char_p, P(SpatialMap)]),
     "peat_report_render_html": (S, [c_void_p, c_char_p, c_size_t, P(c_size_t)]),
     "peat_report_write_html": (S, [c_void_p, c_char_p]),
+    "peat_report_add_playback": (S, [c_void_p, c_char_p, c_void_p]),
+    "peat_report_focus_call": (S, [c_void_p, c_char_p, P(c_uint64), P(c_uint64)]),
+    "peat_report_add_candidate_map": (S, [c_void_p, c_char_p, c_char_p, P(SpatialMap)]),
+    "peat_report_add_noise_band": (S, [c_void_p, c_char_p, c_void_p]),
+    "peat_report_fi_run_init": (None, [P(ReportFiRun)]),
+    "peat_report_add_fi_run": (S, [c_void_p, P(ReportFiRun)]),
     "peat_playback_create": (S, [c_void_p, P(PlaybackOptions), P(c_void_p)]),
     "peat_playback_destroy": (None, [c_void_p]),
     "peat_playback_set_candidate": (S, [c_void_p, KERNEL_FN, c_void_p]),
@@ -648,6 +662,7 @@ _SIZE_CHECKS = [
     (Detection, "peat_detection_init", ()),
     (PlaybackOptions, "peat_playback_options_init", ()),
     (ReportOptions, "peat_report_options_init", ()),
+    (ReportFiRun, "peat_report_fi_run_init", ()),
 ]
 
 
