@@ -5,6 +5,7 @@
 // output, the same as one process writes (docs/distributed.md).
 #include "commands.hpp"
 #include "common.hpp"
+#include "peer_replay.hpp"
 #include "ranks.hpp"
 #include "replay.hpp"
 #include "verdicts.hpp"
@@ -24,6 +25,7 @@ struct Options {
   std::string candidate, op_glob, steps, jsonl;
   int repeat = 1, jobs = 1;
   double rank_timeout = 120;
+  bool peer = false;
   bool json = false, csv_out = false;
 };
 
@@ -202,6 +204,17 @@ int run(const Options& opt) {
   if (ranks.world() > 1) ro.progress_fn = heartbeat;
   ro.analyse = root;
   parse_steps(opt.steps, ro);
+  if (opt.peer) {
+    PeerOptions po;
+    po.traces = opt.traces;
+    po.replay = ro;
+    po.replay.partition_rank = 0;
+    po.replay.partition_world = 1;  // every device replays every record
+    po.replay.analyse = true;
+    po.json = opt.json;
+    po.timeout_s = opt.rank_timeout;
+    return run_peer_replay(po);
+  }
   std::vector<TraceRun> runs;
   for (const std::string& path : opt.traces) {
     TraceRun& run = runs.emplace_back();
@@ -266,6 +279,9 @@ Command add_playback(CLI::App& app) {
   sub->add_option("--rank-timeout", o->rank_timeout,
                   "under MPI: seconds rank 0 waits for a rank that sends nothing before reporting its share missing")
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--peer", o->peer,
+                "peer replay (under mpirun, one rank per device): every rank replays every rank trace; rank 0 "
+                "classifies each trace PERSISTENT / TRANSIENT / KERNEL (docs/distributed.md)");
   auto* j = sub->add_flag("--json", o->json, "print one JSON object (docs/schemas/playback.schema.json)");
   sub->add_flag("--csv", o->csv_out, "print the verdict table as CSV")->excludes(j);
   return {sub, [o] { return run(*o); }};
