@@ -4,8 +4,7 @@ the DDP gradient all-reduce recorded (and swappable) like a kernel.
     import peat.torch as pt
     with pt.RankRecorder("run/ddp") as rec:           # run/ddp.rank<r>.peat
         model = DDP(net)
-        hook = pt.AllReduceHook(rec.profiler)          # records every bucket
-        model.register_comm_hook(None, hook)
+        pt.AllReduceHook(rec.profiler).register(model) # records every bucket
         mode = pt.PeatMode(rec.session, model=net, profiler=rec.profiler)
         with mode:
             for step, (x, y) in enumerate(data):
@@ -142,7 +141,7 @@ def _golden_allreduce(tensor, group):
 
 
 class AllReduceHook:
-    """A DDP communication hook (model.register_comm_hook(None, hook)):
+    """A DDP communication hook (hook.register(ddp_model)):
     averages each gradient bucket over the ranks, as DDP's default does, with
     `allreduce` (default torch.distributed.all_reduce; a candidate such as
     gather_allreduce()), and, when `profiler` is given, records the bucket
@@ -157,7 +156,15 @@ class AllReduceHook:
         self.record_every = max(1, int(record_every))
         self.calls = 0
 
+    def register(self, ddp_model):
+        """Registers the hook on a DistributedDataParallel model; returns self."""
+        ddp_model.register_comm_hook(None, self.hook)  # a bound method: DDP reads its name
+        return self
+
     def __call__(self, state, bucket):
+        return self.hook(state, bucket)
+
+    def hook(self, state, bucket):
         buf = bucket.buffer() if hasattr(bucket, "buffer") else bucket.get_tensor()
         index = bucket.index() if hasattr(bucket, "index") else bucket.get_index()
         group = self.group if self.group is not None else dist.group.WORLD
