@@ -10,6 +10,7 @@
 #include "replay.hpp"
 #include "verdicts.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -26,6 +27,7 @@ struct Options {
   int repeat = 1, jobs = 1;
   double rank_timeout = 120;
   bool peer = false;
+  bool timing = false;
   bool json = false, csv_out = false;
 };
 
@@ -68,6 +70,16 @@ struct TraceRun {
   std::vector<Missing> missing;
 };
 
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// --timing: where rank 0's time went (stderr, one JSON line; benchmarks/distributed).
+struct Timing {
+  double wait_s = 0, import_s = 0;
+  uint64_t imported_records = 0;
+};
+Timing g_timing;
+
 int32_t heartbeat(void*, uint64_t, uint64_t) {
   Ranks::instance().heartbeat();
   return 0;
@@ -81,11 +93,19 @@ void merge_shares(peat_playback_t* playback, TraceRun& run, double timeout_s) {
   check(peat_playback_export(playback, nullptr, 0, &size), run.path);
   std::vector<std::byte> mine(size);
   check(peat_playback_export(playback, mine.data(), mine.size(), &size), run.path);
+  const auto waited = Clock::now();
   std::vector<Ranks::Part> parts = ranks.gather(std::move(mine), timeout_s);
+  g_timing.wait_s += since(waited);
   for (std::size_t r = 1; r < parts.size(); ++r) {
     Ranks::Part& part = parts[r];
     if (part.received) {
+      uint64_t before = 0, after = 0;
+      check(peat_playback_result_count(playback, &before), run.path);
+      const auto t = Clock::now();
       const peat_status_t s = peat_playback_import(playback, part.bytes.data(), part.bytes.size());
+      g_timing.import_s += since(t);
+      check(peat_playback_result_count(playback, &after), run.path);
+      g_timing.imported_records += after - before;
       if (s == PEAT_STATUS_OK) continue;
       part.why = "its result could not be merged: " + library_message();
     }
@@ -190,7 +210,10 @@ void print_text(const TraceRun& run, const Options& opt) {
                 per_call_text(v.per_call).c_str());
 }
 
+int report(const Options& opt, const std::vector<TraceRun>& runs);
+
 int run(const Options& opt) {
+  const auto start = Clock::now();
   Ranks& ranks = Ranks::instance();
   const bool root = ranks.root();
   ReplayOptions ro;
@@ -226,6 +249,27 @@ int run(const Options& opt) {
     run.replay = std::make_unique<Replay>(run.reader.get(), run.path, ro);
   }
   if (!root) return kOk;  // rank 0 reports for every rank
+  const double replay_s = since(start);
+  const int code = report(opt, runs);
+  if (opt.timing) {
+    uint64_t records = 0;
+    double share_s = 0, share_cpu_s = 0;
+    for (const TraceRun& run : runs) {
+      records += run.replay->summary().done;
+      share_s += run.replay->run_seconds();
+      share_cpu_s += run.replay->run_cpu_seconds();
+    }
+    const nlohmann::json t = {{"ranks", ranks.world()},        {"records", records},
+                              {"replay_s", replay_s},          {"wait_s", g_timing.wait_s}, {"share_s", share_s}, {"share_cpu_s", share_cpu_s},
+                              {"import_s", g_timing.import_s}, {"imported_records", g_timing.imported_records},
+                              {"wall_s", since(start)}};
+    std::fflush(stdout);
+    std::fprintf(stderr, "peat playback: timing %s\n", t.dump().c_str());
+  }
+  return code;
+}
+
+int report(const Options& opt, const std::vector<TraceRun>& runs) {
   if (!opt.jsonl.empty())
     for (std::size_t i = 0; i < runs.size(); ++i)
       check(peat_playback_write_jsonl(runs[i].replay->playback(), opt.jsonl.c_str(), i > 0 ? 1 : 0), opt.jsonl);
@@ -282,6 +326,7 @@ Command add_playback(CLI::App& app) {
   sub->add_flag("--peer", o->peer,
                 "peer replay (under mpirun, one rank per device): every rank replays every rank trace; rank 0 "
                 "classifies each trace PERSISTENT / TRANSIENT / KERNEL (docs/distributed.md)");
+  sub->add_flag("--timing", o->timing, "print where the time went (rank 0, stderr, one JSON line)");
   auto* j = sub->add_flag("--json", o->json, "print one JSON object (docs/schemas/playback.schema.json)");
   sub->add_flag("--csv", o->csv_out, "print the verdict table as CSV")->excludes(j);
   return {sub, [o] { return run(*o); }};

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -65,7 +67,11 @@ Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const 
   check(peat_playback_create(reader, &po, &playback_), path_);
   const peat_status_t s = peat_playback_set_candidate_symbol(playback_, options.candidate.c_str(), nullptr);
   if (s != PEAT_STATUS_OK) throw CliError(kCandidate, "--candidate: " + library_message());
+  const auto started = std::chrono::steady_clock::now();
+  const std::clock_t cpu = std::clock();
   check(peat_playback_run(playback_), path_);
+  run_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run_cpu_s_ = static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
   if (options.merge) options.merge(playback_);
   if (!options.analyse) return;
   summary_.struct_size = sizeof summary_;

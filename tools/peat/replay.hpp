@@ -61,6 +61,8 @@ class Replay {
   const peat_playback_summary_t& summary() const { return summary_; }
   const std::vector<OpVerdict>& ops() const { return ops_; }
   const WorstCall& worst() const { return worst_; }
+  double run_seconds() const { return run_s_; }  // this process's share of the playback: wall time
+  double run_cpu_seconds() const { return run_cpu_s_; }  // and CPU time (all its threads)
   // Records with tolerance failures, new non-finite values or failures.
   bool findings() const;
 
@@ -75,6 +77,7 @@ class Replay {
   peat_playback_summary_t summary_{};
   std::vector<OpVerdict> ops_;
   WorstCall worst_;
+  double run_s_ = 0, run_cpu_s_ = 0;
 };
 
 // "lib.so:symbol" -> the kernel, opened with dlopen(RTLD_NOW | RTLD_LOCAL).
