@@ -17,7 +17,10 @@ rank, then playback on every rank and a cross-rank check.
     gradients differ in their last bits and the parameters drift apart: the
     cross-rank check names where.
  2. Playback: each rank replays its own trace's GEMMs against a bf16 candidate
-    (peat.torch.replay) and prints the Detector's verdict per op.
+    (peat.torch.replay) and prints the Detector's verdict per op; then rank
+    0's trace is replayed by all ranks, each its share of the records
+    (peat.torch.distributed_playback: the library's partition), and merged
+    on rank 0.
  3. Cross-rank check: rank 0 runs `peat compare --ranks` over all rank traces
     (when --peat gives the tool): parameters and all-reduced gradients must
     agree; the first step, op and rank that diverge are named.
@@ -111,6 +114,16 @@ def main():
         verdicts = {name: peat.detect(sig, op_kind="gemm").verdicts[0].model for name, sig in sigs.items()}
     print(f"rank {info.rank}: playback bf16: " + ", ".join(f"{n} {v}" for n, v in sorted(verdicts.items())),
           flush=True)
+
+    # -- rank 0's trace replayed by all ranks, each its share, merged on rank 0 --
+    with peat.TraceReader(pt.rank_trace_path(prefix, 0)) as reader:
+        pb = pt.distributed_playback(reader, pt.playback_candidate(pt.autocast_candidate(torch.bfloat16)),
+                                     op_glob="*aten::addmm")
+        if pb is not None:
+            s = pb.summary()
+            print(f"rank 0: rank 0's trace replayed over {info.world_size} ranks: {s.done} records merged, "
+                  f"{s.mismatched} differ from golden", flush=True)
+            pb.close()
     dist.barrier()
 
     # -- cross-rank check on rank 0 --

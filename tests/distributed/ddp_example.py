@@ -62,6 +62,29 @@ check("consistent" in p.stdout, f"golden run: the cross-rank check is not consis
 check(p.stdout.count("playback bf16: ") == 2 and "REDUCED_PRECISION" in p.stdout,
       f"golden run: no bf16 playback verdict on both ranks: {p.stdout[-800:]}")
 
+check("rank 0's trace replayed over 2 ranks: " in p.stdout, f"golden run: no distributed playback: {p.stdout[-600:]}")
+
+# The same partition driven from Python in one process: shares merged == one playback, byte for byte.
+import torch  # noqa: E402
+import peat.torch as pt  # noqa: E402
+
+cand = pt.playback_candidate(pt.autocast_candidate(torch.bfloat16))
+with peat.TraceReader(r0) as reader:
+    full = peat.Playback(reader, candidate=cand, op_glob="*aten::addmm")
+    full.run()
+    full.write_jsonl(work / "full.jsonl")
+    shares = [peat.Playback(reader, candidate=cand, op_glob="*aten::addmm", partition=(k, 3)) for k in range(3)]
+    for sh in shares:
+        sh.run()
+    for sh in shares[1:]:
+        shares[0].import_results(sh.export_results())
+    shares[0].write_jsonl(work / "merged.jsonl")
+    check((work / "full.jsonl").read_bytes() == (work / "merged.jsonl").read_bytes(),
+          "Python partition: 3 shares merged differ from one playback")
+    check(sum(sh.share(k)[2] for k, sh in enumerate(shares)) == full.summary().done, "Python partition: shares")
+    for sh in [full, *shares]:
+        sh.close()
+
 own = work / "own"
 p = torchrun(own, "--steps", "2", "--allreduce", "own")
 check("DIVERGED at step 0: collective ddp/c10d::allreduce" in p.stdout and "rank 1" in p.stdout,

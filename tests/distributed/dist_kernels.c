@@ -69,3 +69,15 @@ __attribute__((visibility("default"))) int32_t dist_gemm_device_kernel(void* ctx
   spec.lane = 3;
   return peat_inject_apply(&spec, &out[0], NULL, 1, 0, 0, NULL) == PEAT_STATUS_OK ? 0 : 2;
 }
+
+/* dist_gemm_slow_kernel: the sequential GEMM, PEAT_TEST_SLOW_MS milliseconds
+ * slower per call on the rank named by PEAT_TEST_SLOW_RANK: a rank whose
+ * share takes longer than the others' and than the rank timeout. */
+__attribute__((visibility("default"))) int32_t dist_gemm_slow_kernel(void* ctx, const DLTensor* in, int32_t n_in,
+                                                                     DLTensor* out, int32_t n_out, const void* attrs) {
+  const char* slow = getenv("PEAT_TEST_SLOW_RANK");
+  const char* ms = getenv("PEAT_TEST_SLOW_MS");
+  (void)ctx;
+  if (slow != NULL && atoi(slow) == my_rank()) usleep((useconds_t)(1000 * (ms != NULL ? atoi(ms) : 300)));
+  return sequential(in, n_in, out, n_out, attrs);
+}

@@ -11,6 +11,7 @@ mid-playback leaves a partial result naming its rank and share, in bounded
 time. Oversubscribed: N may exceed the cores.
 """
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -87,7 +88,7 @@ check(p.stdout == one_text.stdout and b"a.peat with" in p.stdout and b"b.peat wi
       "two traces, N=2: the text output differs from the single process")
 
 # ---- a rank that dies mid-playback: the others finish, rank 0 names the missing share ----
-env = dict(**__import__("os").environ, PEAT_TEST_DIE_RANK="2")
+env = dict(os.environ, PEAT_TEST_DIE_RANK="2")
 start = time.monotonic()
 p = playback([b, "--candidate", f"{dist_kernels}:dist_gemm_die_kernel", "--json", "--rank-timeout", "3"], n=4, env=env,
              extra_mpi=("--enable-recovery", "-x", "PEAT_TEST_DIE_RANK"))
@@ -106,6 +107,15 @@ try:
     check(b"rank 2" in p.stderr and b"b.peat" in p.stderr, f"dead rank: stderr does not name rank and file: {p.stderr!r}")
 except (ValueError, KeyError, IndexError) as e:
     failures.append(f"dead rank: no usable JSON on stdout ({e}); exit {p.returncode}; stderr {p.stderr[-500:]!r}")
+
+# ---- rank 0 slower than the rank timeout: the others wait while it sends heartbeats ----
+slow = f"{dist_kernels}:dist_gemm_slow_kernel"
+one = playback([b, "--candidate", slow, "--json"])
+env = dict(os.environ, PEAT_TEST_SLOW_RANK="0", PEAT_TEST_SLOW_MS="400")
+p = playback([b, "--candidate", slow, "--json", "--rank-timeout", "2"], n=2, env=env,
+             extra_mpi=("-x", "PEAT_TEST_SLOW_RANK", "-x", "PEAT_TEST_SLOW_MS"))
+check(p.stdout == one.stdout and b"missing" not in p.stdout,
+      f"slow rank 0: the result differs from one process or is partial; stderr {p.stderr[-500:]!r}")
 
 for f in failures:
     print("FAIL:", f)

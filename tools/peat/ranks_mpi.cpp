@@ -40,14 +40,27 @@ bool launched_by_mpi() {
   return false;
 }
 
-// Waits for `requests` to complete, at most `timeout_s`; false on timeout.
-bool wait_all(std::vector<MPI_Request>& requests, double timeout_s) {
-  const auto start = Clock::now();
+// Waits for `requests` to complete; false when `peer` (>= 0) sends no
+// heartbeat for `timeout_s` meanwhile (peer -1: at most `timeout_s` in all).
+// A large result is taken only when rank 0 has finished its own share, which
+// may take long: its heartbeats say it is alive.
+bool wait_all(std::vector<MPI_Request>& requests, double timeout_s, int peer = -1) {
+  auto heard = Clock::now();
   for (;;) {
     int done = 0;
     MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
     if (done) return true;
-    if (seconds_since(start) > timeout_s) return false;
+    if (peer >= 0) {
+      int flag = 0;
+      MPI_Iprobe(peer, kHeartbeat, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        int beat = 0;
+        MPI_Recv(&beat, 1, MPI_INT, peer, kHeartbeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        heard = Clock::now();
+        continue;
+      }
+    }
+    if (seconds_since(heard) > timeout_s) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
@@ -162,9 +175,10 @@ std::vector<Ranks::Part> Ranks::gather(std::vector<std::byte> mine, double timeo
       MPI_Isend(mine.data() + at, static_cast<int>(std::min(kChunk, mine.size() - at)), MPI_BYTE, 0, kData,
                 MPI_COMM_WORLD, &requests.back());
     }
-    if (!wait_all(requests, timeout_s)) {
+    if (!wait_all(requests, timeout_s, 0)) {
       lost_peer_ = true;
-      std::fprintf(stderr, "peat: rank %d: rank 0 did not take this rank's result within %.0f s\n", rank_, timeout_s);
+      std::fprintf(stderr, "peat: rank %d: rank 0 went silent for %.0f s before taking this rank's result\n", rank_,
+                   timeout_s);
     }
     return {};
   }

@@ -837,4 +837,4 @@ def playback_candidate(wrapper=None):
 # torch.distributed: rank handling, per-rank traces, the DDP all-reduce hook
 # (peat/torch_distributed.py).
 from .torch_distributed import (ALLREDUCE_OP, AllReduceHook, RankInfo, RankRecorder,  # noqa: E402,F401
-                                gather_allreduce, rank_info, rank_trace_path)
+                                distributed_playback, gather_allreduce, rank_info, rank_trace_path)

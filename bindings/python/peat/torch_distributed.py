@@ -185,3 +185,30 @@ class AllReduceHook:
                                         attrs={"bucket": int(index), "world_size": int(world)})
             return out
         return fut.then(done)
+
+
+def distributed_playback(reader, candidate, *, group=None, dst: int = 0, **playback_options):
+    """Playback of one trace spread over the ranks of a torch.distributed
+    group: every rank replays its share (the library's partition), rank `dst`
+    gathers the shares' results (torch.distributed.gather_object) and merges
+    them (peat_playback_import). Returns the merged, run peat.Playback on rank
+    `dst` -- the same results as one process replaying everything -- and None
+    elsewhere. Outside torch.distributed it is a plain playback."""
+    from .playback import Playback
+    if _initialised():
+        rank, world = dist.get_rank(group), dist.get_world_size(group)
+    else:
+        rank, world = 0, 1
+    pb = Playback(reader, candidate=candidate, partition=(rank, world), **playback_options)
+    pb.run()
+    if world == 1:
+        return pb
+    parts = [None] * world if rank == dst else None
+    dist.gather_object(pb.export_results(), parts, dst=dst, group=group)
+    if rank != dst:
+        pb.close()
+        return None
+    for r, part in enumerate(parts):
+        if r != dst:
+            pb.import_results(part)
+    return pb
