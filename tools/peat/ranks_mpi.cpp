@@ -44,6 +44,8 @@ bool launched_by_mpi() {
 // heartbeat for `timeout_s` meanwhile (peer -1: at most `timeout_s` in all).
 // A large result is taken only when rank 0 has finished its own share, which
 // may take long: its heartbeats say it is alive.
+// Rank 0 saying it is leaving (it failed before taking the result) ends the
+// wait at once.
 bool wait_all(std::vector<MPI_Request>& requests, double timeout_s, int peer = -1) {
   auto heard = Clock::now();
   for (;;) {
@@ -52,10 +54,12 @@ bool wait_all(std::vector<MPI_Request>& requests, double timeout_s, int peer = -
     if (done) return true;
     if (peer >= 0) {
       int flag = 0;
-      MPI_Iprobe(peer, kHeartbeat, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-      if (flag) {
-        int beat = 0;
-        MPI_Recv(&beat, 1, MPI_INT, peer, kHeartbeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Status status;
+      MPI_Iprobe(peer, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+      if (flag && (status.MPI_TAG == kHeartbeat || status.MPI_TAG == kFinish)) {
+        int value = 0;
+        MPI_Recv(&value, 1, MPI_INT, peer, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (status.MPI_TAG == kFinish) return false;
         heard = Clock::now();
         continue;
       }
@@ -177,8 +181,8 @@ std::vector<Ranks::Part> Ranks::gather(std::vector<std::byte> mine, double timeo
     }
     if (!wait_all(requests, timeout_s, 0)) {
       lost_peer_ = true;
-      std::fprintf(stderr, "peat: rank %d: rank 0 went silent for %.0f s before taking this rank's result\n", rank_,
-                   timeout_s);
+      std::fprintf(stderr, "peat: rank %d: rank 0 left, or went silent for %.0f s, before taking this rank's result\n",
+                   rank_, timeout_s);
     }
     return {};
   }
