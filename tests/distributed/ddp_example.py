@@ -2,7 +2,7 @@
 """The 2-process DDP example under torch.distributed (gloo, CPU) and the
 cross-rank check with its failures.
 
-Usage: ddp_example.py PEAT WORK_DIR   (PEAT_LIBRARY and PYTHONPATH set by ctest)
+Usage: ddp_example.py PEAT WORK_DIR SCHEMA_DIR   (PEAT_LIBRARY and PYTHONPATH set by ctest)
 
 1. examples/python/ddp_digits.py with `python3 -m torch.distributed.run
    --nproc_per_node 2`: one trace per rank, the same run id in both, the
@@ -19,9 +19,11 @@ import shutil
 import subprocess
 import sys
 
+from schemas import schema_error
+
 import peat
 
-peat_tool, work = sys.argv[1:3]
+peat_tool, work, schema_dir = sys.argv[1:4]
 work = pathlib.Path(work)
 shutil.rmtree(work, ignore_errors=True)
 work.mkdir(parents=True)
@@ -32,6 +34,12 @@ failures = []
 def check(cond, what):
     if not cond:
         failures.append(what)
+
+
+def validate(doc, name, label):
+    error = schema_error(doc, schema_dir, name)
+    if error:
+        failures.append(f"{label}: {error}")
 
 
 def torchrun(out, *extra):
@@ -90,7 +98,9 @@ p = torchrun(own, "--steps", "2", "--allreduce", "own")
 check("DIVERGED at step 0: collective ddp/c10d::allreduce" in p.stdout and "rank 1" in p.stdout,
       f"own-order all-reduce: the divergence is not named: {p.stdout[-800:]} {p.stderr[-500:]}")
 q = compare(own / "ddp.rank0.peat", own / "ddp.rank1.peat")
+validate(json.loads(compare(r0, r1).stdout), "compare-ranks.schema.json", "consistent compare")
 if q.returncode == 1:
+    validate(json.loads(q.stdout), "compare-ranks.schema.json", "divergent compare")
     d = json.loads(q.stdout)["first_divergence"]
     check(d["step"] == 0 and d["kind"] == "collective" and d["rank"] == 1 and d["bitwise_mismatches"] > 0,
           f"own-order all-reduce: first divergence {d}")

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-import jsonschema
+from schemas import schema_error
 
 mpirun, peat, peat_train, candidates, dist_kernels, schema_dir, work = sys.argv[1:8]
 work = pathlib.Path(work)
@@ -34,17 +34,9 @@ def check(cond, what):
 
 
 def validate(doc, label):
-    store = {}
-    for f in pathlib.Path(schema_dir).glob("*.schema.json"):
-        s = json.loads(f.read_text())
-        store[s["$id"]] = s
-        store[f.name] = s
-    schema = store["playback.schema.json"]
-    resolver = jsonschema.RefResolver(base_uri=schema["$id"], referrer=schema, store=store)
-    try:
-        jsonschema.Draft7Validator(schema, resolver=resolver).validate(doc)
-    except jsonschema.ValidationError as e:
-        failures.append(f"{label}: JSON does not match playback.schema.json: {e.message} at {list(e.path)}")
+    error = schema_error(doc, schema_dir, "playback.schema.json")
+    if error:
+        failures.append(f"{label}: {error}")
 
 
 def playback(args, n=None, env=None, extra_mpi=()):

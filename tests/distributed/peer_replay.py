@@ -19,6 +19,8 @@ import shutil
 import subprocess
 import sys
 
+from schemas import schema_error
+
 mpirun, peat, peat_train, kernels, schema_dir, work = sys.argv[1:7]
 work = pathlib.Path(work)
 shutil.rmtree(work, ignore_errors=True)
@@ -31,6 +33,12 @@ kernel = f"{kernels}:dist_gemm_device_kernel"
 def check(cond, what):
     if not cond:
         failures.append(what)
+
+
+def validate(doc, name, label):
+    error = schema_error(doc, schema_dir, name)
+    if error:
+        failures.append(f"{label}: {error}")
 
 
 traces = []
@@ -57,6 +65,7 @@ def peer(faulty, *extra):
 p = peer(2, "--json")
 try:
     doc = json.loads(p.stdout)
+    validate(doc, "peer-replay.schema.json", "peer replay")
     by_rank = {t["rank"]: t for t in doc["traces"]}
     check(doc["faulty_ranks"] == [2], f"faulty ranks {doc['faulty_ranks']}, expected [2]")
     t2 = by_rank[2]
