@@ -15,7 +15,10 @@ rank, then playback on every rank and a cross-rank check.
     order (every rank the same order: ROUNDING, ranks stay identical);
     --allreduce own makes each rank sum in its own order, so the ranks'
     gradients differ in their last bits and the parameters drift apart: the
-    cross-rank check names where.
+    cross-rank check names where; --allreduce drop is a buggy collective that
+    leaves the last rank's bucket out (the same on every rank): the ranks
+    agree, and the check of the collective against the mean of the recorded
+    buckets finds it is no rounding difference.
  2. Playback: each rank replays its own trace's GEMMs against a bf16 candidate
     (peat.torch.replay) and prints the Detector's verdict per op; then rank
     0's trace is replayed by all ranks, each its share of the records
@@ -23,7 +26,9 @@ rank, then playback on every rank and a cross-rank check.
     on rank 0.
  3. Cross-rank check: rank 0 runs `peat compare --ranks` over all rank traces
     (when --peat gives the tool): parameters and all-reduced gradients must
-    agree; the first step, op and rank that diverge are named.
+    agree; the first step, op and rank that diverge are named; and the
+    recorded all-reduce is checked against the mean of the ranks' recorded
+    buckets (the Detector's verdict on the collective).
 """
 import argparse
 import os
@@ -71,7 +76,7 @@ def main():
     ap.add_argument("--out", default="ddp_out")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--allreduce", choices=["golden", "reversed", "own"], default="golden")
+    ap.add_argument("--allreduce", choices=["golden", "reversed", "own", "drop"], default="golden")
     ap.add_argument("--peat", help="the peat tool, for the cross-rank check")
     args = ap.parse_args()
 
@@ -87,7 +92,8 @@ def main():
 
     net = MLP()
     model = DDP(net)
-    candidate = {"golden": None, "reversed": pt.gather_allreduce("reversed"), "own": own_order_allreduce}
+    candidate = {"golden": None, "reversed": pt.gather_allreduce("reversed"), "own": own_order_allreduce,
+                 "drop": pt.gather_allreduce("forward", drop_rank=info.world_size - 1)}
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     prefix = os.path.join(args.out, "ddp")
     with pt.RankRecorder(prefix, info=info, framework=f"pytorch {torch.__version__}") as rec:
@@ -134,7 +140,7 @@ def main():
         print(p.stdout.strip() or p.stderr.strip(), flush=True)
         code = p.returncode
     dist.destroy_process_group()
-    sys.exit(code if args.allreduce != "own" else 0)
+    sys.exit(code if args.allreduce == "golden" else 0)
 
 
 if __name__ == "__main__":

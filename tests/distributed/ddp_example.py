@@ -108,6 +108,24 @@ else:
     failures.append(f"own-order compare: exit {q.returncode}, expected 1; {q.stderr}")
 
 
+# A buggy collective (the last rank's bucket left out, the same on every rank):
+# the ranks agree, the check of the collective finds no rounding difference.
+drop = work / "drop"
+p = torchrun(drop, "--steps", "2", "--allreduce", "drop")
+q = compare(drop / "ddp.rank0.peat", drop / "ddp.rank1.peat")
+try:
+    doc = json.loads(q.stdout)
+    validate(doc, "compare-ranks.schema.json", "buggy collective")
+    check(doc["consistent"], "buggy collective: the ranks should agree")
+    top = doc["collectives"][0]["verdicts"][0]["model"]
+    check(top not in ("EXACT", "ROUNDING"), f"buggy collective judged {top}")
+    golden_top = json.loads(compare(r0, r1).stdout)["collectives"][0]["verdicts"][0]["model"]
+    check(golden_top in ("EXACT", "ROUNDING"), f"golden collective judged {golden_top}")
+    print(f"collective: golden {golden_top}, buggy {top}")
+except (ValueError, KeyError, IndexError) as e:
+    failures.append(f"buggy collective: no usable JSON ({e}); {q.stderr} {p.stdout[-500:]}")
+
+
 def refused(label, traces, *needles):
     q = compare(*traces)
     check(q.returncode == 3, f"{label}: exit {q.returncode}, expected 3; {q.stderr.strip()}")

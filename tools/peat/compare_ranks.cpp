@@ -5,6 +5,8 @@
 
 #include <fnmatch.h>
 
+#include <vector>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -87,6 +89,108 @@ peat_signature_t difference(const RankTrace& ref, const Where& a, const RankTrac
   return sig;
 }
 
+// The collective itself, checked like a kernel: for each recorded all-reduce
+// (step, bucket, call), the mean of every rank's recorded input bucket,
+// summed in float64 in rank order and rounded once, is the reference, and
+// rank 0's recorded output the candidate. Merged per op name and judged by
+// the Detector as a reduction of `world` terms: another summation order is
+// ROUNDING, a collective that loses or repeats a rank's bucket is not.
+struct CollectiveCheck {
+  std::string name;
+  uint64_t calls = 0, skipped = 0;
+  peat_signature_t signature{};
+  peat_detection_t detection{};
+  bool detected = false;
+};
+
+template <typename T>
+void mean_into(std::vector<double>& acc, const DLTensor& t) {
+  const T* p = static_cast<const T*>(t.data);
+  for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += static_cast<double>(p[i]);
+}
+
+std::vector<CollectiveCheck> check_collectives(const std::vector<RankTrace>& set,
+                                               const std::vector<std::map<Item, Where>>& index,
+                                               const std::vector<std::pair<Item, Where>>& order) {
+  std::map<std::string, CollectiveCheck> by_name;
+  std::vector<std::string> names;
+  const int world = static_cast<int>(set.size());
+  for (const auto& [item, where0] : order) {
+    if (item.kind != "collective" || where0.index != 0) continue;
+    auto [it, inserted] = by_name.try_emplace(item.name);
+    CollectiveCheck& c = it->second;
+    if (inserted) {
+      c.name = item.name;
+      peat_signature_init(&c.signature);
+      names.push_back(item.name);
+    }
+    // Rank 0's output, every rank's input 0 of the same record key.
+    DLManagedTensor* raw = nullptr;
+    check(peat_trace_load_tensor_alloc(set[0].reader.get(), where0.record, PEAT_TRACE_SLOT_OUTPUT, 0, &raw), set[0].path);
+    Tensor out(raw);
+    const DLDataType dt = out->dl_tensor.dtype;
+    int64_t n = 0;
+    check(peat_tensor_numel(&out->dl_tensor, &n), set[0].path);
+    const bool f32 = dt.code == kDLFloat && dt.bits == 32 && dt.lanes == 1;
+    const bool f64 = dt.code == kDLFloat && dt.bits == 64 && dt.lanes == 1;
+    bool ok = f32 || f64;
+    std::vector<double> acc(static_cast<std::size_t>(n), 0.0);
+    for (int r = 0; r < world && ok; ++r) {
+      const auto found = index[static_cast<std::size_t>(r)].find(item);
+      if (found == index[static_cast<std::size_t>(r)].end()) {
+        ok = false;
+        break;
+      }
+      DLManagedTensor* in_raw = nullptr;
+      const peat_status_t st = peat_trace_load_tensor_alloc(set[static_cast<std::size_t>(r)].reader.get(),
+                                                            found->second.record, PEAT_TRACE_SLOT_INPUT, 0, &in_raw);
+      if (st != PEAT_STATUS_OK) {
+        ok = false;
+        break;
+      }
+      Tensor in(in_raw);
+      int64_t m = 0;
+      if (peat_tensor_numel(&in->dl_tensor, &m) != PEAT_STATUS_OK || m != n ||
+          in->dl_tensor.dtype.code != dt.code || in->dl_tensor.dtype.bits != dt.bits) {
+        ok = false;
+        break;
+      }
+      if (f32) mean_into<float>(acc, in->dl_tensor);
+      else mean_into<double>(acc, in->dl_tensor);
+    }
+    if (!ok) {
+      ++c.skipped;
+      continue;
+    }
+    std::vector<unsigned char> ref_bytes(static_cast<std::size_t>(n) * (f32 ? 4 : 8));
+    for (std::size_t i = 0; i < acc.size(); ++i) {
+      if (f32) reinterpret_cast<float*>(ref_bytes.data())[i] = static_cast<float>(acc[i] / world);
+      else reinterpret_cast<double*>(ref_bytes.data())[i] = acc[i] / world;
+    }
+    DLTensor ref = out->dl_tensor;
+    ref.data = ref_bytes.data();
+    ref.strides = nullptr;
+    ref.byte_offset = 0;
+    peat_signature_config_t cfg;
+    peat_signature_config_init(&cfg);
+    cfg.reduction_length = world;
+    check(peat_analyze_accumulate(&ref, &out->dl_tensor, &cfg, &c.signature, nullptr), set[0].path);
+    ++c.calls;
+  }
+  std::vector<CollectiveCheck> out;
+  for (const std::string& name : names) {
+    CollectiveCheck c = by_name.at(name);
+    peat_detect_context_t ctx;
+    peat_detect_context_init(&ctx);
+    ctx.op_kind = PEAT_OP_KIND_REDUCTION;
+    ctx.reduction_length = world;
+    peat_detection_init(&c.detection);
+    c.detected = c.signature.count > 0 && peat_detect(&c.signature, &ctx, &c.detection) == PEAT_STATUS_OK;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_compare_ranks(const CompareRanksOptions& opt) {
@@ -151,6 +255,7 @@ int run_compare_ranks(const CompareRanksOptions& opt) {
     }
   }
   const bool consistent = divergent == 0;
+  const std::vector<CollectiveCheck> collectives_checked = check_collectives(set, index, order);
   if (opt.json) {
     nlohmann::json j;
     j["schema_version"] = 1;
@@ -164,6 +269,16 @@ int run_compare_ranks(const CompareRanksOptions& opt) {
     j["consistent"] = consistent;
     j["divergent_items"] = divergent;
     if (!first.is_null()) j["first_divergence"] = first;
+    nlohmann::json cs = nlohmann::json::array();
+    for (const CollectiveCheck& c : collectives_checked) {
+      nlohmann::json o = signature_json(c.signature);
+      o["op"] = c.name;
+      o["calls"] = c.calls;
+      o["skipped"] = c.skipped;
+      o["verdicts"] = verdicts_json(c.detection, c.detected);
+      cs.push_back(std::move(o));
+    }
+    j["collectives"] = cs;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::printf("run %s, %d ranks: %llu items checked (%llu all-reduced gradient tensors, %llu parameter tensors)\n",
@@ -187,6 +302,10 @@ int run_compare_ranks(const CompareRanksOptions& opt) {
                     first["max_abs_error"].is_null() ? 0.0 : first["max_abs_error"].get<double>());
       std::printf("; %llu divergent items in all\n", static_cast<unsigned long long>(divergent));
     }
+    for (const CollectiveCheck& c : collectives_checked)
+      std::printf("collective %s: %llu calls against the float64 mean of the ranks' buckets: %s (max rel %.3g)\n",
+                  printable(c.name).c_str(), static_cast<unsigned long long>(c.calls),
+                  top_verdict(c.detection, c.detected).c_str(), c.signature.max_rel_error);
   }
   if (checked == 0)
     throw CliError(kBadInput, "no checkpoint and no op matching '" + opt.collective_glob + "' in " + set[0].path +

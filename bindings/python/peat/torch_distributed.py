@@ -116,7 +116,8 @@ class RankRecorder:
 def gather_allreduce(order: str = "reversed", drop_rank: int | None = None):
     """A candidate all-reduce: every rank all-gathers the buckets and sums them
     itself, in rank order reversed ("reversed") or "forward" -- another
-    reduction order than the golden's, so a ROUNDING difference. drop_rank
+    reduction order than the golden's, so a ROUNDING difference from three
+    ranks on. drop_rank
     leaves that rank's bucket out: a buggy collective. Returns
     allreduce(tensor, group) -> torch.futures.Future of the summed tensor
     (in place)."""
