@@ -127,6 +127,8 @@ Classified classify(int own, int devices, const std::vector<std::set<uint64_t>>&
 
 int run_peer_replay(const PeerOptions& opt) {
   Ranks& ranks = Ranks::instance();
+  if (ranks.world() < 2)
+    throw CliError(kUsage, "--peer needs at least 2 devices: run it under mpirun -n N (N >= 2), one rank per device");
   const std::vector<RankTrace> set = open_rank_set(opt.traces, /*by_position=*/true);
   nlohmann::json mine = nlohmann::json::array();
   for (const RankTrace& t : set) mine.push_back(replay_on_this_device(t, opt.replay));
