@@ -14,6 +14,7 @@ packages=(
   clang-15 libclang-common-15-dev
   python3-numpy python3-torch python3-torchvision python3-pytest python3-setuptools python3-sklearn python3-pip
   libopenblas0-pthread
+  openmpi-bin libopenmpi-dev
   python3-jsonschema chromium
 )
 packages+=("$@")

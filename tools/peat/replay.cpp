@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -59,10 +61,19 @@ Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const 
   po.thread_safe = options.jobs > 1 ? 1 : 0;
   po.num_threads = options.jobs > 1 ? options.jobs : 0;
   if (options.progress) po.progress = draw_progress;
+  if (options.progress_fn != nullptr) po.progress = options.progress_fn;
+  po.partition_rank = options.partition_rank;
+  po.partition_world = options.partition_world;
   check(peat_playback_create(reader, &po, &playback_), path_);
   const peat_status_t s = peat_playback_set_candidate_symbol(playback_, options.candidate.c_str(), nullptr);
   if (s != PEAT_STATUS_OK) throw CliError(kCandidate, "--candidate: " + library_message());
+  const auto started = std::chrono::steady_clock::now();
+  const std::clock_t cpu = std::clock();
   check(peat_playback_run(playback_), path_);
+  run_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run_cpu_s_ = static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
+  if (options.merge) options.merge(playback_);
+  if (!options.analyse) return;
   summary_.struct_size = sizeof summary_;
   check(peat_playback_summary(playback_, &summary_), "playback summary");
   detect_ops();

@@ -388,7 +388,8 @@ class PlaybackOptions(Structure):
                 ("attrs_mode", c_int32), ("filter", POINTER(TraceFilter)),
                 ("config", POINTER(SignatureConfig)), ("max_in_flight", c_uint32),
                 ("num_threads", c_int32), ("progress", PROGRESS_FN),
-                ("progress_user", c_void_p), ("isolate", c_int32), ("timeout_ms", c_uint32)]
+                ("progress_user", c_void_p), ("isolate", c_int32), ("timeout_ms", c_uint32),
+                ("partition_rank", c_uint32), ("partition_world", c_uint32)]
 
 
 class ReportOptions(Structure):
@@ -638,6 +639,10 @@ _PROTOTYPES = {
     "peat_playback_group_signature": (S, [c_void_p, c_int32, c_uint64, c_uint64, c_int32,
                                           P(Signature)]),
     "peat_playback_write_jsonl": (S, [c_void_p, c_char_p, c_int32]),
+    "peat_playback_partition_share": (S, [c_void_p, c_uint32, POINTER(c_uint64), POINTER(c_uint64),
+                                          POINTER(c_uint64)]),
+    "peat_playback_export": (S, [c_void_p, c_void_p, c_size_t, POINTER(c_size_t)]),
+    "peat_playback_import": (S, [c_void_p, c_void_p, c_size_t]),
 }
 
 # (struct, its init function, extra init arguments): sizes the library reports.

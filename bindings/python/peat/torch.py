@@ -886,3 +886,9 @@ def playback_candidate(wrapper=None):
         return 0
     candidate.__name__ = f"playback_{getattr(wrapper, '__name__', 'aten')}"
     return candidate
+
+
+# torch.distributed: rank handling, per-rank traces, the DDP all-reduce hook
+# (peat/torch_distributed.py).
+from .torch_distributed import (ALLREDUCE_OP, AllReduceHook, RankInfo, RankRecorder,  # noqa: E402,F401
+                                distributed_playback, gather_allreduce, rank_info, rank_trace_path)
