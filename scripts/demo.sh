@@ -8,4 +8,4 @@ set -euo pipefail
 build=${1:-build}
 shift || true
 "$build/examples/cpp_trainer/peat_demo" --out demo-out "$@"
-"$build/tools/peat/peat" report demo-out/golden.peat demo-out/playback.jsonl demo-out/report.json $(for c in bf16 tile_drop stuck_bit27; do echo --candidate "$build/examples/candidates/libpeat_candidates.so:peat_cand_${c}_kernel"; done) --title "PEAT demo report" -o demo-out/report.html
+"$build/tools/peat/peat" report demo-out/golden.peat demo-out/playback.jsonl demo-out/report.json $(for c in blocked pairwise bf16 tf32 fp16acc splitk_racy tile_drop no_alpha stuck_bit27; do echo --candidate "$build/examples/candidates/libpeat_candidates.so:peat_cand_${c}_kernel"; done) --title "PEAT demo report" -o demo-out/report.html

@@ -15,6 +15,7 @@ packages=(
   python3-numpy python3-torch python3-torchvision python3-pytest python3-setuptools python3-sklearn python3-pip
   libtorch-dev
   libopenblas0-pthread
+  openmpi-bin libopenmpi-dev
   python3-jsonschema chromium
 )
 packages+=("$@")

@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
   uint64_t recorded_bytes = 0, records = 0;
   const auto t0 = std::chrono::steady_clock::now();
   while (recorded_bytes < target) {
+    // One element differs per record: every tensor is stored (trace format
+    // 1.2 would store a repeated source once, as a reference).
+    sources[records % kSources][0] = static_cast<float>(records);
     DLTensor t{sources[records % kSources].data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, nullptr, 0};
     const DLTensor* outs[1] = {&t};
     peat_op_record_t r;

@@ -39,3 +39,18 @@ python3 "$here/../record.py" torch_mode --metric torch_mode_fi_run_both_step_ms 
   --value "$(get step_run_both_ms "$fi")" --unit ms --baseline "$(get step_idle_ms "$fi")" \
   --ratio "$(python3 -c "print($(get step_run_both_ms "$fi") / $(get step_idle_ms "$fi"))")" --target report \
   --note "the same with run_both (golden, candidate and the analyzer on every call: what run_candidate cost before 0.2)"
+# ResNet-18 training step (bench_resnet_overhead.py): the mode idle and
+# recording 1/10 against the same step without the mode, training-thread CPU
+# time, conditions interleaved; the spread is printed beside the median.
+rn=$(PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
+  /usr/bin/python3 "$here/bench_resnet_overhead.py" "${TORCH_MODE_ROUNDS:-21}")
+echo "$rn"
+spread() { python3 -c "import json,sys; s=json.loads(sys.argv[1])['$1']; print(f\"min {s['min']:.3f}, q1 {s['q1']:.3f}, q3 {s['q3']:.3f}, max {s['max']:.3f}\")" "$rn"; }
+python3 "$here/../record.py" torch_mode --metric torch_mode_idle_overhead \
+  --value "$(get step_idle_ms "$rn")" --unit ms --baseline "$(get step_plain_ms "$rn")" \
+  --ratio "$(get idle_overhead "$rn")" --target "<=0.03" \
+  --note "torchvision resnet18, batch 16, 3x32x32, SGD, 1 thread; training-thread CPU time per step, median over $(get rounds "$rn") interleaved rounds of per-round ratios - 1 ($(spread idle_spread)); a pass-through TorchDispatchMode alone: $(get passthrough_overhead "$rn"); PeatMode over the pass-through mode: $(get idle_over_passthrough "$rn"); wall clock: $(get wall_idle_overhead "$rn")"
+python3 "$here/../record.py" torch_mode --metric torch_mode_record_10pct_overhead \
+  --value "$(get step_record_10pct_ms "$rn")" --unit ms --baseline "$(get step_plain_ms "$rn")" \
+  --ratio "$(get record_10pct_overhead "$rn")" --target "<=0.10" \
+  --note "the same step recording every 10th call of each op (rule '*' every_n=10); ratio as above ($(spread record_10pct_spread)); the profiler's background threads: $(get record_background_cpu_ms "$rn") ms CPU per step; wall clock: $(get wall_record_10pct_overhead "$rn")"

@@ -7,7 +7,9 @@
 #include "playback/views.hpp"
 #include "trace/reader.hpp"
 
+#include <cstring>
 #include <memory>
+#include <vector>
 
 extern "C" {
 
@@ -87,6 +89,41 @@ PEAT_API peat_status_t peat_playback_group_signature(const peat_playback_t* play
                                                      peat_signature_t* out) {
   return peat::c_get_struct(__func__, playback, "playback", out,
                             [&](auto& p) { return p.group_signature(kind, index, output, which); });
+}
+
+PEAT_API peat_status_t peat_playback_partition_share(const peat_playback_t* playback, uint32_t rank,
+                                                     uint64_t* out_first_record, uint64_t* out_end_record,
+                                                     uint64_t* out_records) {
+  return peat::c_call(__func__, [&] {
+    const auto share = peat::deref(playback, "playback").share(rank);
+    if (out_first_record != nullptr) *out_first_record = share.first;
+    if (out_end_record != nullptr) *out_end_record = share.end;
+    if (out_records != nullptr) *out_records = share.records;
+  });
+}
+
+PEAT_API peat_status_t peat_playback_export(const peat_playback_t* playback, void* buffer, size_t capacity,
+                                            size_t* out_size) {
+  return peat::c_call(__func__, [&] {
+    const auto& p = peat::deref(playback, "playback");
+    peat::require_arg(out_size, "out_size");
+    if (buffer == nullptr && capacity > 0)
+      peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'buffer' is NULL but capacity is {}", capacity);
+    const std::vector<std::byte> bytes = p.export_results();
+    *out_size = bytes.size();
+    if (buffer == nullptr) return;
+    if (capacity < bytes.size())
+      peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "the export needs {} bytes; capacity is {}", bytes.size(), capacity);
+    std::memcpy(buffer, bytes.data(), bytes.size());
+  });
+}
+
+PEAT_API peat_status_t peat_playback_import(peat_playback_t* playback, const void* data, size_t size) {
+  return peat::c_call(__func__, [&] {
+    auto& p = peat::deref(playback, "playback");
+    peat::require_arg(data, "data");
+    p.import_results(static_cast<const std::byte*>(data), size);
+  });
 }
 
 PEAT_API peat_status_t peat_playback_write_jsonl(const peat_playback_t* playback, const char* path,

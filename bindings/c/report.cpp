@@ -3,8 +3,11 @@
 
 #include "barrier.hpp"
 #include "analyzer/analyze.hpp"
+#include "analyzer/noise_band.hpp"
+#include "playback/playback.hpp"
 #include "report/report.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -100,6 +103,86 @@ PEAT_API peat_status_t peat_report_write_html(const peat_report_t* report, const
     peat::require_arg(report, "report");
     peat::require_arg(path, "path");
     report->write_html(path);
+  });
+}
+
+PEAT_API peat_status_t peat_report_add_playback(peat_report_t* report, const char* candidate,
+                                                const peat_playback_t* playback) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(playback, "playback");
+    r.add_playback(candidate ? candidate : "", *playback);
+  });
+}
+
+PEAT_API peat_status_t peat_report_focus_call(const peat_report_t* report, const char* candidate,
+                                              uint64_t* out_record, uint64_t* out_output) {
+  return peat::c_call(__func__, [&] {
+    peat::require_arg(report, "report");
+    peat::require_arg(candidate, "candidate");
+    const peat::report::FocusCall f = report->focus_call(candidate);
+    if (out_record) *out_record = f.record;
+    if (out_output) *out_output = f.output;
+  });
+}
+
+PEAT_API peat_status_t peat_report_add_candidate_map(peat_report_t* report, const char* candidate, const char* label,
+                                                     const peat_spatial_map_t* map) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(candidate, "candidate");
+    peat::require_arg(map, "map");
+    check_exact_size(map->struct_size, sizeof(peat_spatial_map_t), "map");
+    r.add_candidate_map(candidate, label ? label : "spatial map", *map);
+  });
+}
+
+PEAT_API peat_status_t peat_report_add_noise_band(peat_report_t* report, const char* stage,
+                                                  const peat_noise_band_t* band) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(band, "band");
+    r.add_noise_band(stage ? stage : "", *band);
+  });
+}
+
+PEAT_API void peat_report_fi_run_init(peat_report_fi_run_t* run) {
+  if (run == nullptr) return;
+  std::memset(run, 0, sizeof *run);
+  run->struct_size = sizeof(peat_report_fi_run_t);
+  run->candidate_calls = -1;
+  run->param_drift = NAN;
+  run->test_accuracy = NAN;
+}
+
+PEAT_API peat_status_t peat_report_add_fi_run(peat_report_t* report, const peat_report_fi_run_t* run) {
+  return peat::c_call(__func__, [&] {
+    auto& r = as_report(report);
+    peat::require_arg(run, "run");
+    const auto in = peat::read_options(run, "run", peat_report_fi_run_init);
+    peat::require_arg(in.candidate, "run->candidate");
+    if (in.loss == nullptr && in.length > 0) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "run->loss is NULL with length {}", in.length);
+    if (in.impact) {
+      if (in.impact->struct_size != sizeof(peat_impact_t))
+        peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "run->impact->struct_size is {}; this library's is {}",
+                   in.impact->struct_size, sizeof(peat_impact_t));
+      if (in.impact->verdict != PEAT_IMPACT_INSIDE_NOISE && in.impact->verdict != PEAT_IMPACT_OUTSIDE_NOISE)
+        peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "run->impact->verdict {} is not a peat_impact_verdict_t", in.impact->verdict);
+    }
+    peat::report::FiRun f;
+    f.candidate = in.candidate;
+    f.label = in.label ? in.label : "";
+    f.stage = in.stage ? in.stage : "";
+    f.every = in.every;
+    f.candidate_calls = in.candidate_calls;
+    f.test_accuracy = in.test_accuracy;
+    f.loss.label = f.label;
+    for (size_t i = 0; i < in.length; ++i) {
+      f.loss.x.push_back(in.steps ? static_cast<double>(in.steps[i]) : static_cast<double>(i));
+      f.loss.y.push_back(in.loss[i]);
+    }
+    if (in.impact) f.impact = *in.impact;
+    r.add_fi_run(std::move(f), in.steps, in.param_drift);
   });
 }
 

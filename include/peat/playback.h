@@ -129,6 +129,18 @@ typedef struct peat_playback_options {
   uint32_t timeout_ms;         /* isolate: wall-clock limit of one candidate call in
                                   milliseconds; past it the worker is killed (SIGKILL) and the
                                   record fails with TIMEOUT. 0 = no limit. Default 10000. */
+  /* ---- partition (appended in 0.2; older callers' smaller struct_size keeps the defaults) ---- */
+  uint32_t partition_rank;     /* this playback replays share `partition_rank` (< partition_world)
+                                  of the selected records. Default 0. */
+  uint32_t partition_world;    /* number of shares, 1..65536. The selected records (in record
+                                  order) are cut into partition_world contiguous shares of about
+                                  equal decoded tensor bytes, read from the trace's footer index
+                                  (peat_playback_partition_share gives the cut): the same trace,
+                                  filter and world give the same shares on every machine, so MPI,
+                                  torch.distributed or a batch array can each run one share, and
+                                  peat_playback_export / peat_playback_import merge the shares'
+                                  results into what one unpartitioned playback gives, byte for
+                                  byte. Default 1 (every selected record). */
 } peat_playback_options_t;
 
 /* Fills *options with the defaults above and sets struct_size. NULL-safe. */
@@ -342,6 +354,44 @@ PEAT_API peat_status_t peat_playback_result_detection(const peat_playback_t* pla
 PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* reader, uint64_t record,
                                                     uint64_t output, int64_t signature_k,
                                                     peat_detect_context_t* context);
+
+/* ------------------------------------------------------- partitions -- */
+
+/* Share `rank` (< options.partition_world) of the playback's selected records:
+ * the share holds the selected records whose index is in
+ * [*out_first_record, *out_end_record) (both 0 when it is empty), *out_records
+ * of them. Any output pointer may be NULL. Needs no run. Errors: NULL
+ * playback -> INVALID_ARGUMENT; rank >= partition_world -> NOT_FOUND. */
+PEAT_API peat_status_t peat_playback_partition_share(const peat_playback_t* playback, uint32_t rank,
+                                                     uint64_t* out_first_record, uint64_t* out_end_record,
+                                                     uint64_t* out_records);
+
+/* Serialises the results of the last run (every record's status, counts,
+ * signatures and per-call verdicts, plus this playback's share and summary)
+ * into `buffer`, for peat_playback_import on another process: a host-endian
+ * byte string, meant for processes of one build on one architecture (MPI
+ * ranks, batch jobs). *out_size receives the bytes needed; with buffer NULL
+ * and capacity 0 only the size is returned. Errors: NULL playback or
+ * out_size, NULL buffer with capacity > 0 -> INVALID_ARGUMENT; capacity below
+ * the size -> BUFFER_TOO_SMALL (nothing written, *out_size set); no run yet
+ * -> BAD_STATE. */
+PEAT_API peat_status_t peat_playback_export(const peat_playback_t* playback, void* buffer, size_t capacity,
+                                            size_t* out_size);
+
+/* Merges the results another share exported (peat_playback_export of a
+ * playback over the same trace, with the same filter, config, run_twice and
+ * partition_world, and another partition_rank) into this playback, which
+ * must have run: the results join in record order, the summary counts add,
+ * and the per-op and per-layer groups are formed again from every record in
+ * record order (peat_signature_merge of exact signatures, so the result is
+ * byte for byte that of one unpartitioned run once every share is in).
+ * `data` is untrusted: every size is checked. Errors: NULL -> INVALID_ARGUMENT;
+ * not an export, truncated, or a record outside the exporter's share ->
+ * CORRUPT_DATA; another build's signature layout -> VERSION_MISMATCH;
+ * another trace (record count), options or world, or a share already merged
+ * -> INVALID_ARGUMENT; no run yet -> BAD_STATE. On error the playback is
+ * unchanged. */
+PEAT_API peat_status_t peat_playback_import(peat_playback_t* playback, const void* data, size_t size);
 
 /* Writes the results as JSON lines to `path`: one object per record
  * ("type":"record": record, op, layer, phase, step, call, status, message,

@@ -79,6 +79,14 @@ typedef struct peat_profiler_options {
                                  the uncompressed size of queued records and of this one would
                                  exceed it; decided before the record's tensors are copied.
                                  Default 0. */
+  /* ---- appended in library 0.2 (trace format 1.2) ---- */
+  uint64_t content_index_entries; /* tensors are stored once per trace: a host tensor of at least
+                                 4 KiB whose bytes (XXH3-128, byte count and dtype) equal a tensor
+                                 already recorded is written as a reference to it
+                                 (docs/trace-format.md, "Tensor references"). This caps the
+                                 index of recorded contents (least recently used forgotten
+                                 first; about 160 bytes each). 0 stores every tensor in its own
+                                 record. Default 65536 (about 10 MiB). */
 } peat_profiler_options_t;
 
 /* Fills *options with the defaults above and sets struct_size. NULL-safe. */

@@ -3,8 +3,11 @@
  *
  * A report builder collects inputs and writes ONE HTML file: inline CSS and
  * inline SVG charts, no script and no network fetch needed to see it,
- * readable on a laptop screen and printable. What it shows depends on what
- * was added:
+ * readable on a laptop screen and printable. It leads with a summary
+ * (id="summary", one row per candidate; see "inputs through the library"
+ * below), then one section per candidate, the training impact, and the
+ * inventory of the input files last. Charts draw at most 6 lines each and
+ * have bounded sizes. What it shows depends on what was added:
  *
  *   a trace (peat/trace.h)          run metadata, records per kind and op,
  *                                   steps covered, the recorded scalar series
@@ -14,11 +17,12 @@
  *                                   appended to one file) and the error over
  *                                   training steps (max relative error per
  *                                   record);
- *   a runtime-FI / demo JSON        candidates with their verdict, detection
- *   (make demo's report.json)       evidence and runtime-FI outcome; loss
- *                                   series (golden vs runtime FI, with the
- *                                   noise band); "finetune" loss series;
- *                                   "checkpoint_drift" per parameter tensor;
+ *   a runtime-FI / demo JSON        read by docs/schemas/runtime-fi.schema.json:
+ *   (make demo's report.json)       the noise band per stage, the runtime-FI
+ *                                   runs of each candidate with their loss
+ *                                   curves ("loss_series" by run label) and
+ *                                   impact, the verdict of candidates not
+ *                                   replayed, "checkpoint_drift" per tensor;
  *   signatures (peat_report_add_    relative-error and ULP-distance
  *   signature)                      histograms, the XOR bit-position heat map,
  *                                   the signature table with the detector's
@@ -41,6 +45,7 @@
 #include <peat/analyzer.h>
 #include <peat/core.h>
 #include <peat/detector.h>
+#include <peat/playback.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,6 +117,93 @@ PEAT_API peat_status_t peat_report_add_signature(peat_report_t* report, const ch
  * tile counts -> INVALID_ARGUMENT. */
 PEAT_API peat_status_t peat_report_add_spatial_map(peat_report_t* report, const char* label,
                                                    const peat_spatial_map_t* map);
+
+/* ------------------------------------------ inputs through the library (0.2) --
+ *
+ * The page leads with findings: a summary (id="summary") with one row per
+ * candidate -- its verdict (floor + anomaly, from the per-call verdicts of
+ * peat_playback_group_verdicts), the key parameter, the ops affected, the
+ * training impact in band units and one plain sentence -- then one section
+ * per candidate, then the training impact of every runtime-FI run, and the
+ * inventory of the inputs (traces, playback JSON lines) last. */
+
+/* Adds the results of a finished playback of candidate `candidate` (its name
+ * as the page shows it, e.g. "peat_cand_bf16"; NULL or "" = "candidate").
+ * Read through the public playback API and copied: per op and output the
+ * per-call verdicts (peat_playback_group_verdicts), the Detector's detection
+ * of the call that names the output's top model (peat_playback_result_detection;
+ * its effective mantissa bits are the one figure the page shows for that op
+ * and output), the merged signature, and every compared call's max relative
+ * error over the steps. Adding a second playback under the same name replaces
+ * the first. The playback may be destroyed afterwards.
+ * A playback that has not run adds a candidate with no calls. Thread safety:
+ * the playback must not run meanwhile.
+ * Errors: NULL report/playback -> INVALID_ARGUMENT; errors of the playback
+ * API as they come (e.g. the Detector's on a call). */
+PEAT_API peat_status_t peat_report_add_playback(peat_report_t* report, const char* candidate,
+                                                const peat_playback_t* playback);
+
+/* The call of `candidate`'s playback whose spatial map tells most about its
+ * error: the call whose own top verdict is the op output's REGION, STUCK_AT
+ * or DROPPED_WRITES model (the one with most mismatches among them), else
+ * the call with most tolerance failures, then mismatches; none when every
+ * call is within tolerance without such a verdict. Writes the trace
+ * record index and the output index (both may be NULL). A caller that holds
+ * the candidate kernel maps that call (peat_analyze with a spatial config)
+ * and adds it with peat_report_add_candidate_map.
+ * Errors: NULL report/candidate -> INVALID_ARGUMENT; no playback of that
+ * name, or no such call -> NOT_FOUND. */
+PEAT_API peat_status_t peat_report_focus_call(const peat_report_t* report, const char* candidate,
+                                              uint64_t* out_record, uint64_t* out_output);
+
+/* Adds the spatial map of one call of `candidate` (NUL-terminated; shown in
+ * that candidate's section, scaled to at most 48 x 48 cells with row and
+ * column labels), titled `label` (NULL = "spatial map"). The last one added
+ * per candidate is drawn. Copied. Errors: as peat_report_add_spatial_map;
+ * NULL candidate -> INVALID_ARGUMENT. */
+PEAT_API peat_status_t peat_report_add_candidate_map(peat_report_t* report, const char* candidate,
+                                                     const char* label, const peat_spatial_map_t* map);
+
+/* Adds the golden loss curve of stage `stage` (NULL or "" = "train") with the
+ * band measured around it: the band's reference series, its width, k, factor
+ * and window (peat_noise_band_info) are copied; the runtime-FI runs of the
+ * stage added later are judged against it when they bring no verdict of
+ * their own. One band per stage (a second replaces the first).
+ * Errors: NULL report/band -> INVALID_ARGUMENT; a band with no rerun ->
+ * BAD_STATE. */
+PEAT_API peat_status_t peat_report_add_noise_band(peat_report_t* report, const char* stage,
+                                                  const peat_noise_band_t* band);
+
+/* One runtime-FI run: the candidate substituted on a schedule in live
+ * training, its loss curve and its training impact. Strings are
+ * NUL-terminated and copied; arrays are read during the call. */
+typedef struct peat_report_fi_run {
+  uint32_t struct_size;     /* sizeof(peat_report_fi_run_t); set by peat_report_fi_run_init */
+  uint32_t reserved;        /* 0 */
+  const char* candidate;    /* candidate name (required), as given to peat_report_add_playback */
+  const char* label;        /* the run's label; NULL (default) = "<candidate> 1/<every>" */
+  const char* stage;        /* NULL or "" (default) = "train" */
+  uint64_t every;           /* the candidate ran at every N-th call; 0 (default) = not given */
+  int64_t candidate_calls;  /* calls the candidate ran; -1 (default) = not given */
+  const double* loss;       /* `length` losses (NaN/Inf are data), may be NULL when length is 0 */
+  size_t length;
+  const int64_t* steps;     /* NULL (default): step i is index i; else `length` step numbers */
+  const peat_impact_t* impact; /* the run's verdict (peat_noise_band_judge); NULL (default) = judged
+                               here against the stage's band (peat_report_add_noise_band) */
+  double param_drift;       /* parameter drift for the judgement; NaN (default) = not given */
+  double test_accuracy;     /* NaN (default) = not given */
+} peat_report_fi_run_t;
+
+/* Fills *run with the defaults above and sets struct_size. NULL-safe. */
+PEAT_API void peat_report_fi_run_init(peat_report_fi_run_t* run);
+
+/* Adds a runtime-FI run (the FI-run builder: several runs of one candidate at
+ * several frequencies and stages each make one row of its impact).
+ * Errors: NULL report/run/candidate, loss NULL with length > 0, impact with a
+ * wrong struct_size or an unknown verdict -> INVALID_ARGUMENT; bad
+ * struct_size -> VERSION_MISMATCH; the stage's band refusing the series
+ * (peat_noise_band_judge) -> its status. */
+PEAT_API peat_status_t peat_report_add_fi_run(peat_report_t* report, const peat_report_fi_run_t* run);
 
 /* Renders the HTML page into `buffer` (NUL-terminated). *out_length (may be
  * NULL) receives the length in bytes without the NUL; when `capacity` is too

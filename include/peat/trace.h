@@ -38,7 +38,7 @@ extern "C" {
  * 1.1 adds tensor strides and storage offsets, and record sequence numbers
  * (docs/trace-format.md). */
 #define PEAT_TRACE_FORMAT_MAJOR 1
-#define PEAT_TRACE_FORMAT_MINOR 1
+#define PEAT_TRACE_FORMAT_MINOR 2
 
 typedef struct peat_trace_reader peat_trace_reader_t;
 
@@ -293,6 +293,15 @@ typedef struct peat_trace_tensor_info_s {
   int64_t storage_offset;    /* elements from the start of its storage, as the recording
                                 caller gave it (DLTensor byte_offset / element size); 0 when
                                 not recorded */
+  /* ---- appended in format 1.2 / library 0.2 ---- */
+  int32_t is_reference;      /* 1: the tensor's bytes are stored once, in the tensor named by
+                                ref_seq / ref_slot / ref_tensor (docs/trace-format.md,
+                                "Tensor references"); encoded_bytes is 0 and checksum is the
+                                stored tensor's (0 when the reference cannot be followed).
+                                Loading follows the reference. 0: stored in this record. */
+  peat_trace_slot_t ref_slot;  /* slot of the stored tensor (when is_reference) */
+  uint64_t ref_seq;          /* sequence number of the record holding it (when is_reference) */
+  uint64_t ref_tensor;       /* its index in ref_slot (when is_reference) */
 } peat_trace_tensor_info_t;
 
 /* Number of tensors in `slot` of record `index`. Errors: slot does not apply

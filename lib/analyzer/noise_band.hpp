@@ -18,6 +18,8 @@ class NoiseBand {
   // Throws INVALID_ARGUMENT for an empty or non-finite series, a bad drift.
   void add_rerun(const double* loss, std::size_t length, double param_drift);
   peat_noise_band_info_t info() const;
+  // The reference golden series as given (the report draws the band around it).
+  const std::vector<double>& reference() const noexcept { return reference_; }
   // Throws BAD_STATE while no rerun was added; INVALID_ARGUMENT for bad input.
   peat_impact_t judge(const double* loss, std::size_t length, const int64_t* steps, double param_drift) const;
 

@@ -121,6 +121,11 @@ Playback::Playback(const trace::Reader& reader, const peat_playback_options_t& o
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.num_threads {} is negative", options_.num_threads);
   if (options_.isolate != 0 && options_.isolate != 1)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.isolate is {}; it must be 0 or 1", options_.isolate);
+  if (options_.partition_world < 1 || options_.partition_world > 65536)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.partition_world {} is outside [1, 65536]", options_.partition_world);
+  if (options_.partition_rank >= options_.partition_world)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "options.partition_rank {} is not below partition_world {}",
+         options_.partition_rank, options_.partition_world);
 
   filter_ = read_options(options_.filter, "options.filter", [](peat_trace_filter_t* f) { *f = trace::default_filter(); });
   constexpr uint32_t kOp = 1u << PEAT_TRACE_KIND_OP;
@@ -490,9 +495,10 @@ peat_status_t Playback::run() {
   by_op_ = Grouping{};
   by_layer_ = Grouping{};
 
-  std::vector<uint64_t> selected;
-  for (uint64_t i = 0; i < reader_.size(); ++i)
-    if (reader_.matches(i, filter_)) selected.push_back(i);
+  merged_shares_.assign(options_.partition_world, false);
+  merged_shares_[options_.partition_rank] = true;
+  ran_ = true;
+  const std::vector<uint64_t> selected = selected_records();
   summary_.selected = selected.size();
   results_.reserve(selected.size());
 

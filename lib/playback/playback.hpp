@@ -100,6 +100,18 @@ class Playback {
   peat_detection_t result_detection(uint64_t index, uint64_t output) const;  // throws NOT_FOUND
   void write_jsonl(const std::string& path, bool append) const;
 
+  // Partitions (partition.cpp, exchange.cpp): the selected records of this
+  // playback's share; share `rank`'s record range and size; the results as
+  // bytes for another process, and merging such bytes in.
+  std::vector<uint64_t> selected_records() const;
+  std::vector<int64_t> record_owners() const;  // per record of the trace: its share, -1 unselected
+  struct Share {
+    uint64_t first = 0, end = 0, records = 0;
+  };
+  Share share(uint32_t rank) const;
+  std::vector<std::byte> export_results() const;
+  void import_results(const std::byte* data, std::size_t size);
+
   const trace::Reader& reader() const noexcept { return reader_; }
   bool run_twice() const noexcept { return options_.run_twice != 0; }
 
@@ -120,6 +132,8 @@ class Playback {
   void add_to(Grouping& grouping, const std::string& name, const Result& result);
   const Grouping& grouping(peat_playback_group_kind_t kind) const;
   void release_library() noexcept;
+  uint64_t options_fingerprint() const;  // filter, config and run_twice: parts must agree
+  void regroup();                        // summary and groups again from results_ (record order)
 
   const trace::Reader& reader_;
   peat_playback_options_t options_;
@@ -135,6 +149,8 @@ class Playback {
   std::vector<Result> results_;
   Summary summary_;
   Grouping by_op_, by_layer_;
+  bool ran_ = false;
+  std::vector<bool> merged_shares_;  // per partition rank: its results are in results_
 };
 
 }  // namespace peat::playback

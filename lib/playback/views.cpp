@@ -10,6 +10,8 @@ peat_playback_options_t default_options() noexcept {
   o.attrs_mode = PEAT_PLAYBACK_ATTRS_NULL;
   o.max_in_flight = 4;
   o.timeout_ms = 10000;
+  o.partition_rank = 0;
+  o.partition_world = 1;
   return o;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/versioned_struct.hpp"
+#include "trace/content_index.hpp"
 
 namespace peat {
 
@@ -13,6 +14,7 @@ peat_profiler_options_t default_profiler_options() noexcept {
   o.queue_bytes = uint64_t{256} << 20;
   o.full_queue_policy = PEAT_QUEUE_BLOCK;
   o.default_record = 1;
+  o.content_index_entries = trace::kDefaultContentIndexEntries;
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include "session/session.hpp"
 #include "trace/writer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -34,15 +35,37 @@ constexpr uint64_t kInlineBytes = 4096;
 // waiting, or at the latest after kLazyWrite.
 constexpr uint64_t kInlineWakeCount = 64;
 constexpr auto kLazyWrite = std::chrono::milliseconds(100);
+// Host tensors from this size on take part in content addressing: below it a
+// reference saves less than its metadata and the hash costs more than it saves.
+constexpr uint64_t kContentMinBytes = 4096;
+
+// The tensor `index` of list `slot` of a record.
+trace::TensorData& slot_tensor(trace::RecordData& data, peat_trace_slot_t slot, uint32_t index) {
+  if (auto* cp = std::get_if<trace::CheckpointData>(&data)) return cp->tensors[index];
+  auto& op = std::get<trace::OpData>(data);
+  return slot == PEAT_TRACE_SLOT_INPUT ? op.inputs[index] : op.outputs[index];
+}
 }  // namespace
 
 struct Profiler::Job {
+  // A tensor of the record taking part in content addressing.
+  struct Content {
+    enum Kind { kStored, kRefOther, kRefSelf };
+    trace::ContentKey key;
+    peat_trace_slot_t slot = PEAT_TRACE_SLOT_INPUT;
+    uint32_t index = 0;
+    Kind kind = kStored;
+    TensorArg source;  // borrowed while the record call runs (a copy when a reference falls through)
+  };
   uint64_t seq = 0;
+  std::vector<Content> contents;
+  std::vector<uint64_t> ref_targets;  // numbers of the other records its references name
   trace::RecordData data;
   uint64_t bytes = kRecordOverhead;
   const peat_backend_api_t* api = nullptr;  // for staging tickets
   std::vector<void*> tickets;
   trace::EncodedRecord encoded;
+  std::atomic<bool> claimed{false};  // a thread has started encoding it
   bool done = false;
   bool ok = true;
   std::string error;
@@ -73,7 +96,8 @@ Profiler::Profiler(Session& session, const peat_profiler_options_t& o)
       queue_capacity_(o.queue_bytes),
       policy_(o.full_queue_policy),
       default_record_(o.default_record != 0),
-      budget_(o.byte_budget) {
+      budget_(o.byte_budget),
+      contents_(static_cast<std::size_t>(std::min<uint64_t>(o.content_index_entries, uint64_t{1} << 24))) {
   if (o.path == nullptr || *o.path == '\0') fail(PEAT_STATUS_INVALID_ARGUMENT, "options.path is NULL or empty");
   if (codec_ != PEAT_TRACE_CODEC_RAW && codec_ != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.codec {} is not a peat_trace_codec_code value (0..1)", codec_);
@@ -197,7 +221,15 @@ void Profiler::check_usable() const {
   if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
 }
 
-trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& what, void* stream, Job& job) {
+std::optional<trace::TensorRef> Profiler::find_content(Job& job, const trace::ContentKey& key) {
+  for (const Job::Content& c : job.contents)  // an earlier tensor of the same record
+    if (c.kind == Job::Content::kStored && c.key == key) return trace::TensorRef{0, c.slot, c.index};
+  std::lock_guard lock(content_mutex_);
+  return contents_.find(key);
+}
+
+trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& what, void* stream, Job& job,
+                                    peat_trace_slot_t slot, uint32_t index) {
   const TensorView v = make_view(arg.tensor, what);
   trace::TensorData t;
   if (arg.name) t.name = arg.name;
@@ -218,7 +250,26 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
   if (bytes == 0) return t;
   const int32_t dt = v.device.device_type;
   const bool host = dt == kDLCPU || dt == kDLCUDAHost || dt == kDLROCMHost;
+  const bool addressed = host && bytes >= kContentMinBytes && contents_.capacity() > 0;
+  // Content addressing: a tensor whose bytes are already in the file (or
+  // earlier in this record) becomes a reference; submit settles it.
+  const auto as_reference = [&](const trace::ContentKey& key) {
+    const std::optional<trace::TensorRef> hit = find_content(job, key);
+    if (!hit) return false;
+    const bool self = hit->seq == 0 && std::any_of(job.contents.begin(), job.contents.end(), [&](const Job::Content& c) {
+      return c.kind == Job::Content::kStored && c.slot == hit->slot && c.index == hit->index && c.key == key;
+    });
+    t.ref = *hit;
+    job.contents.push_back({key, slot, index, self ? Job::Content::kRefSelf : Job::Content::kRefOther, arg});
+    return true;
+  };
   if (host && v.contiguous) {
+    if (addressed) {
+      // Hashing the source first: a repeated tensor is then never copied.
+      const trace::ContentKey key = trace::content_key(v.base, bytes, v.dtype);
+      if (as_reference(key)) return t;
+      job.contents.push_back({key, slot, index, Job::Content::kStored, arg});
+    }
     // One pass on the training thread: copy into fresh storage (resize would
     // zero-fill megabytes first, then the copy writes them again).
     t.bytes.assign(v.base, v.base + bytes);
@@ -227,6 +278,14 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
   t.bytes.resize(bytes);
   if (host) {
     gather_strided(v.base, v.ndim, v.shape.data(), v.strides.data(), v.numel, es, t.bytes.data());
+    if (addressed) {
+      const trace::ContentKey key = trace::content_key(t.bytes.data(), bytes, v.dtype);
+      if (as_reference(key)) {
+        std::vector<std::byte>().swap(t.bytes);
+        return t;
+      }
+      job.contents.push_back({key, slot, index, Job::Content::kStored, arg});
+    }
     return t;
   }
   Backend& backend = session_.backend();
@@ -328,11 +387,13 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
                                    list_bytes(a.inputs, "inputs") + list_bytes(a.outputs, "outputs")))
     return false;
   for (uint64_t i = 0; i < a.inputs.n; ++i) {
-    op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job));
+    op.inputs.push_back(capture(a.inputs[i], fmt::format("inputs[{}]", i), a.stream, *job, PEAT_TRACE_SLOT_INPUT,
+                                static_cast<uint32_t>(i)));
     job->bytes += op.inputs.back().bytes.size() + 64;
   }
   for (uint64_t i = 0; i < a.outputs.n; ++i) {
-    op.outputs.push_back(capture(a.outputs[i], fmt::format("outputs[{}]", i), a.stream, *job));
+    op.outputs.push_back(capture(a.outputs[i], fmt::format("outputs[{}]", i), a.stream, *job,
+                                 PEAT_TRACE_SLOT_OUTPUT, static_cast<uint32_t>(i)));
     job->bytes += op.outputs.back().bytes.size() + 64;
   }
   job->bytes += op.op.size() + op.module_path.size();
@@ -351,7 +412,8 @@ bool Profiler::record_checkpoint(const char* name, int64_t step, const TensorLis
   check_list(tensors, "tensors");
   if (budget_ != 0 && over_budget(job->bytes + cp.name.size() + list_bytes(tensors, "tensors"))) return false;
   for (uint64_t i = 0; i < tensors.n; ++i) {
-    cp.tensors.push_back(capture(tensors[i], fmt::format("tensors[{}]", i), stream, *job));
+    cp.tensors.push_back(capture(tensors[i], fmt::format("tensors[{}]", i), stream, *job,
+                                 PEAT_TRACE_SLOT_CHECKPOINT, static_cast<uint32_t>(i)));
     job->bytes += cp.tensors.back().bytes.size() + 64 + cp.tensors.back().name.size();
   }
   job->data = std::move(cp);
@@ -379,7 +441,8 @@ bool Profiler::mark_step(int64_t step) {
 }
 
 bool Profiler::submit(std::unique_ptr<Job> job) {
-  const bool inline_encode = job->tickets.empty() && job->bytes <= kInlineBytes;
+  // A record with content-addressed tensors is settled under the lock first.
+  const bool inline_encode = job->tickets.empty() && job->bytes <= kInlineBytes && job->contents.empty();
   if (inline_encode) encode_now(*job);  // before the lock: the queue only sees a finished job
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -406,13 +469,25 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
       return false;
     }
     ready_cv_.notify_all();  // the writer makes room: wake it even for inline records
-    space_cv_.wait(lock);
+    if (!claim_and_encode(lock, false)) space_cv_.wait(lock);  // waiting anyway: compress a queued record
   }
-  job->seq = next_seq_++;
-  Job* raw = job.get();
-  queue_bytes_ += job->bytes;
-  queue_.push_back(std::move(job));
+  job->seq = next_seq_;
+  if (!job->contents.empty()) {
+    try {
+      settle_contents(*job);
+    } catch (...) {  // (allocation) the number is not used: the index must not name it
+      std::lock_guard content_lock(content_mutex_);
+      contents_.forget(job->seq);
+      throw;
+    }
+  }
+  ++next_seq_;
+  std::shared_ptr<Job> shared(std::move(job));
+  Job* raw = shared.get();
+  queue_bytes_ += raw->bytes;
+  queue_.push_back(shared);
   if (inline_encode) {
+    raw->claimed.store(true, std::memory_order_relaxed);
     raw->done = true;
     if (++inline_waiting_ >= kInlineWakeCount) {
       inline_waiting_ = 0;
@@ -427,12 +502,55 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
     // reading its captures) is ordered after the build in a way race detectors
     // see: oneTBB orders them too, but it is not instrumented.
     std::lock_guard handoff(g_handoff_mutex);
-    arena_.enqueue([this, raw] {
+    arena_.enqueue([this, shared] {
       { std::lock_guard wait_for_submitter(g_handoff_mutex); }
-      encode(raw);
+      if (!shared->claimed.exchange(true, std::memory_order_acq_rel)) {
+        encode(shared.get());
+      } else {
+        pending_tasks_.fetch_sub(1, std::memory_order_release);  // encoded by a waiting thread; last touch of *this
+      }
     });
   }
   return true;
+}
+
+// Called in submission order with the job's number assigned: references to
+// this record get its number; a reference whose target the index forgot since
+// the capture (evicted, or its record failed) stores its bytes after all, from
+// the caller's tensor (still borrowed); a stored tensor whose contents another
+// thread stored in between becomes a reference; the stored ones enter the index.
+void Profiler::settle_contents(Job& job) {
+  std::lock_guard lock(content_mutex_);
+  for (Job::Content& c : job.contents) {
+    trace::TensorData& t = slot_tensor(job.data, c.slot, c.index);
+    if (c.kind == Job::Content::kRefSelf) {
+      t.ref->seq = job.seq;
+      continue;
+    }
+    if (c.kind == Job::Content::kRefOther) {
+      if (contents_.holds(c.key, *t.ref)) {
+        job.ref_targets.push_back(t.ref->seq);
+        continue;
+      }
+      const TensorView v = make_view(c.source.tensor, "tensor");  // checked at capture
+      t.bytes.resize(c.key.bytes);
+      if (v.contiguous) std::memcpy(t.bytes.data(), v.base, c.key.bytes);
+      else gather_strided(v.base, v.ndim, v.shape.data(), v.strides.data(), v.numel, trace::element_size(v.dtype),
+                          t.bytes.data());
+      t.ref.reset();
+      job.bytes += c.key.bytes;
+      c.kind = Job::Content::kStored;
+    }
+    if (const std::optional<trace::TensorRef> hit = contents_.find(c.key)) {
+      t.ref = *hit;
+      if (hit->seq != job.seq) job.ref_targets.push_back(hit->seq);
+      job.bytes -= std::min<uint64_t>(job.bytes, t.bytes.size());
+      std::vector<std::byte>().swap(t.bytes);
+      c.kind = hit->seq == job.seq ? Job::Content::kRefSelf : Job::Content::kRefOther;
+      continue;
+    }
+    contents_.insert(c.key, trace::TensorRef{job.seq, c.slot, c.index});
+  }
 }
 
 // Encodes a job's record (its staging done); failures mark the job, which the
@@ -461,6 +579,24 @@ void Profiler::encode(Job* job) noexcept {
   pending_tasks_.fetch_sub(1, std::memory_order_release);  // last touch of *this
 }
 
+bool Profiler::claim_and_encode(std::unique_lock<std::mutex>& lock, bool front_only) {
+  for (const std::shared_ptr<Job>& queued : queue_) {
+    if (queued->done || queued->claimed.load(std::memory_order_relaxed)) {
+      if (front_only) return false;
+      continue;
+    }
+    if (queued->claimed.exchange(true, std::memory_order_acq_rel)) continue;
+    std::shared_ptr<Job> job = queued;  // the writer may pop it once it is done
+    lock.unlock();
+    encode_now(*job);
+    lock.lock();
+    job->done = true;
+    ready_cv_.notify_all();
+    return true;
+  }
+  return false;
+}
+
 void Profiler::record_failure(peat_status_t status, const std::string& message) {
   failed_ = true;
   stopped_.store(true, std::memory_order_release);
@@ -474,26 +610,39 @@ void Profiler::record_failure(peat_status_t status, const std::string& message) 
 
 void Profiler::writer_loop() noexcept {
   for (;;) {
-    std::unique_ptr<Job> job;
+    std::shared_ptr<Job> job;
     bool failed = false;
     {
       std::unique_lock lock(mutex_);
       const auto ready = [&] { return (!queue_.empty() && queue_.front()->done) || (closing_ && queue_.empty()); };
-      // Timed: inline records wait for a wake-up at most kLazyWrite (see submit).
-      while (!ready_cv_.wait_for(lock, kLazyWrite, ready)) {
+      // Timed: inline records wait for a wake-up at most kLazyWrite (see
+      // submit). While the next record is not encoded yet and no worker has
+      // started it, the writer encodes it itself: on a machine with few cores
+      // oneTBB has fewer workers than there are records to compress.
+      while (!ready()) {
+        if (claim_and_encode(lock, false)) continue;
+        ready_cv_.wait_for(lock, kLazyWrite);
       }
       inline_waiting_ = 0;
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
       failed = failed_;
+      // A reference to a record that will not be in the file cannot be
+      // written: the record goes too (and is counted as dropped).
+      for (const uint64_t target : job->ref_targets)
+        for (const auto& [lost, until] : lost_records_)
+          if (target == lost && job->ok) {
+            job->ok = false;
+            job->error = fmt::format("it refers to tensor bytes of record {}, which was not written", lost);
+          }
     }
     bool ok = false;
     peat_status_t status = PEAT_STATUS_OK;
     std::string message;
     if (!failed && job->ok) {
       try {
-        writer_->append(job->encoded);
+        writer_->append(job->encoded, job->seq);
         ok = true;
       } catch (const Error& e) {
         status = e.status();
@@ -503,12 +652,26 @@ void Profiler::writer_loop() noexcept {
         message = e.what();
       }
     }
+    // The frame goes now: an encode task that found the job claimed may still
+    // hold the job for a while.
+    const uint64_t job_raw_bytes = job->encoded.raw_bytes;
+    std::vector<std::byte>().swap(job->encoded.frame);
     std::lock_guard lock(mutex_);
     queue_bytes_ -= job->bytes;
     ++finished_seq_;
+    // Records queued before this point may name this one; later ones cannot
+    // once the index forgets it. Entries no queued record can name are pruned.
+    std::erase_if(lost_records_, [&](const auto& l) { return l.second <= job->seq + 1; });
+    if (!ok && !job->contents.empty()) {
+      {
+        std::lock_guard content_lock(content_mutex_);
+        contents_.forget(job->seq);
+      }
+      if (next_seq_ > job->seq + 1) lost_records_.emplace_back(job->seq, next_seq_);
+    }
     if (ok) {
       ++written_;
-      raw_written_ += job->encoded.raw_bytes;
+      raw_written_ += job_raw_bytes;
       file_bytes_ = writer_->bytes();
     } else {
       ++dropped_error_;
@@ -530,14 +693,15 @@ void Profiler::flush() {
   std::unique_lock lock(mutex_);
   const uint64_t target = next_seq_;
   ready_cv_.notify_all();  // inline records may be waiting for the writer
-  done_cv_.wait(lock, [&] { return finished_seq_ >= target; });
+  while (finished_seq_ < target)
+    if (!claim_and_encode(lock, false)) done_cv_.wait(lock);  // waiting anyway: compress a queued record
   if (failed_) fail(error_status_, "recording stopped after an earlier error: {}", error_message_);
 }
 
 void Profiler::close() {
   std::lock_guard close_lock(close_mutex_);
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (closed_) {
       if (close_status_ != PEAT_STATUS_OK) fail(close_status_, "{}", close_message_);
       return;
@@ -546,6 +710,8 @@ void Profiler::close() {
     stopped_.store(true, std::memory_order_release);
     ready_cv_.notify_all();
     space_cv_.notify_all();
+    while (claim_and_encode(lock, false)) {
+    }  // the records still queued are compressed by this thread too
   }
   if (writer_thread_.joinable()) writer_thread_.join();
   while (pending_tasks_.load(std::memory_order_acquire) != 0) std::this_thread::yield();

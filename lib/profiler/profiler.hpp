@@ -5,6 +5,7 @@
 
 #include <peat/profiler.h>
 
+#include "trace/content_index.hpp"
 #include "trace/record.hpp"
 
 #include <tbb/task_arena.h>
@@ -96,10 +97,21 @@ class Profiler {
   uint64_t site_ordinal(uint32_t op, uint64_t call, int64_t step);
   uint64_t list_bytes(const TensorList& list, const char* what) const;
   bool over_budget(uint64_t bytes);
-  trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job);
+  trace::TensorData capture(const TensorArg& arg, const std::string& what, void* stream, Job& job,
+                            peat_trace_slot_t slot, uint32_t index);
+  // Content addressing (format 1.2): the stored tensor holding `key`, in this
+  // job or in the index; nullopt when none.
+  std::optional<trace::TensorRef> find_content(Job& job, const trace::ContentKey& key);
+  // Settles the job's references once its sequence number is known (mutex_ held).
+  void settle_contents(Job& job);
   bool submit(std::unique_ptr<Job> job);
   void encode_now(Job& job) noexcept;
   void encode(Job* job) noexcept;
+  // With mutex_ held (`lock`): encodes a queued job no thread has started,
+  // on the calling thread (the writer waiting for the next record, a caller
+  // waiting for room), so that compression uses the threads that would wait.
+  // False when every queued job is started or done.
+  bool claim_and_encode(std::unique_lock<std::mutex>& lock, bool front_only);
   void writer_loop() noexcept;
   void record_failure(peat_status_t status, const std::string& message);
 
@@ -135,7 +147,9 @@ class Profiler {
   std::condition_variable space_cv_;
   std::condition_variable ready_cv_;
   std::condition_variable done_cv_;
-  std::deque<std::unique_ptr<Job>> queue_;
+  // Shared with the encode task: a job another thread encoded (see
+  // claim_and_encode) may be written and popped before its task runs.
+  std::deque<std::shared_ptr<Job>> queue_;
   uint64_t next_seq_ = 0;
   uint64_t finished_seq_ = 0;  // jobs taken off the queue (written or discarded)
   uint64_t queue_bytes_ = 0;
@@ -157,6 +171,13 @@ class Profiler {
   uint64_t dropped_error_ = 0;
   uint64_t raw_written_ = 0;
   uint64_t file_bytes_ = 0;
+
+  // Content-addressed payloads: the index of stored contents, and the records
+  // that will not be in the file while queued records may still name them
+  // (their number and the first number submitted after they were forgotten).
+  std::mutex content_mutex_;
+  trace::ContentIndex contents_;
+  std::vector<std::pair<uint64_t, uint64_t>> lost_records_;  // under mutex_
 
   std::unique_ptr<trace::Writer> writer_;
   std::mutex close_mutex_;

@@ -36,10 +36,25 @@ struct Band {
   std::vector<double> x, lo, hi;  // same length
 };
 
-// Lines over a shared x axis; log_y plots log10(y) of positive values only.
+// At most this many lines in one chart; more are split into small multiples.
+constexpr std::size_t kMaxSeriesPerChart = 6;
+// A log axis spans at most this many decades (lower values sit on the axis).
+constexpr double kMaxDecades = 10;
+
+// Lines over a shared x axis; log_y plots log10(y) of positive values only,
+// over whole decades chosen from the data. Draws the first
+// kMaxSeriesPerChart series; the legend under the plot gives whole labels.
 std::string line_chart(std::string_view id, std::string_view title, const std::vector<LineSeries>& series,
                        const std::optional<Band>& band, std::string_view x_label, std::string_view y_label,
                        bool log_y);
+
+// The series as charts of at most kMaxSeriesPerChart lines each, ids
+// "<id>-1", "<id>-2", ...
+std::string small_multiples(std::string_view id, std::string_view title, const std::vector<LineSeries>& series,
+                            std::string_view x_label, std::string_view y_label, bool log_y);
+
+// The plot area of a heat map never exceeds these (CSS pixels).
+constexpr double kMaxHeatMapWidth = 600, kMaxHeatMapHeight = 480;
 
 // A heat map of rows x cols values (row-major), coloured from white (0) to
 // dark red (the largest value), with a log scale when log_scale is set.

@@ -24,13 +24,15 @@ std::string heat_map(std::string_view id, std::string_view title, std::size_t ro
                      const std::vector<double>& values, const std::vector<std::string>& row_labels,
                      const std::vector<std::string>& col_labels, std::string_view x_label, bool log_scale) {
   const double left = row_labels.empty() ? 20 : 230, top = 24, bottom = col_labels.empty() ? 30 : 46;
-  const double plot_w = 600;
-  const double cell_w = cols ? plot_w / static_cast<double>(cols) : plot_w;
-  const double cell_h = rows ? std::clamp(cell_w, 4.0, 18.0) : 18;
+  // Bounded whatever the input: at most kMaxHeatMapWidth x kMaxHeatMapHeight
+  // of cells (callers fold large grids first).
+  const double cell_w = cols ? std::min(kMaxHeatMapWidth / static_cast<double>(cols), 40.0) : kMaxHeatMapWidth;
+  const double cell_h = rows ? std::min(std::clamp(cell_w, 4.0, 18.0), kMaxHeatMapHeight / static_cast<double>(rows)) : 18;
+  const double plot_w = cols ? cell_w * static_cast<double>(cols) : kMaxHeatMapWidth;
   const double plot_h = cell_h * static_cast<double>(std::max<std::size_t>(rows, 1));
-  const double width = left + plot_w + 90, height = top + plot_h + bottom;
+  const double width = std::max(left + plot_w + 90, 420.0), height = top + plot_h + bottom;
   SvgWriter svg(id, width, height, title);
-  svg.text(left + plot_w / 2, 16, title, "middle", 13);
+  svg.text(std::max(left + plot_w / 2, width / 2), 16, title, "middle", 13);
   svg.text(left + plot_w / 2, height - 6, x_label, "middle", 11);
   double top_value = 0;
   for (double v : values) top_value = std::max(top_value, std::isfinite(v) ? v : 0.0);
@@ -48,9 +50,9 @@ std::string heat_map(std::string_view id, std::string_view title, std::size_t ro
       svg.rect(left + cell_w * static_cast<double>(c), top + cell_h * static_cast<double>(r), cell_w, cell_h,
                heat_colour(0.15 + 0.85 * scale(v)), where + ": " + format_number(v, 6));
     }
-    if (r < row_labels.size())
+    if (r < row_labels.size() && (cell_h >= 6 || r % static_cast<std::size_t>(std::ceil(6 / cell_h)) == 0))
       svg.text(left - 4, top + cell_h * (static_cast<double>(r) + 0.75), row_labels[r].size() > 40 ? row_labels[r].substr(0, 39) + "…" : row_labels[r], "end",
-               std::min(10.0, cell_h));
+               std::clamp(cell_h, 6.0, 10.0));
   }
   const std::size_t every = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(14.0 / cell_w)));
   for (std::size_t c = 0; c < col_labels.size() && c < cols; c += every)

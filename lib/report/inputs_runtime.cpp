@@ -1,7 +1,10 @@
-// Reads a runtime-FI / demo JSON report (make demo's report.json; keys in
-// docs/cli.md). The reader is tolerant: known keys are read where they are
-// found, loss series are found by shape under any key that names a loss,
-// unknown keys are ignored.
+// Reads a runtime-FI JSON report (make demo's report.json) by its schema,
+// docs/schemas/runtime-fi.schema.json: the loss curves are the ones named
+// under "loss_series" (and "finetune"."loss_series"), the noise band is
+// "noise_band" with its rule (noise_band_reruns, noise_band_factor,
+// loss_window, noise_band_rule), and every runtime-FI run is an entry of
+// candidates[].runtime_fi whose "label" names its curve. Keys the schema does
+// not name are ignored (top-level scalars are listed as facts).
 #include "report/report.hpp"
 
 #include "core/error.hpp"
@@ -9,8 +12,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 
 namespace peat::report {
@@ -18,17 +19,6 @@ namespace peat::report {
 namespace {
 
 using nlohmann::json;
-
-bool names_loss(const std::string& key) {
-  std::string k = key;
-  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
-  return k.find("loss") != std::string::npos;
-}
-
-bool generic_key(const std::string& key) {
-  return key == "loss" || key == "losses" || key == "loss_series" || key == "series" || key == "values" ||
-         key == "curve" || key == "loss_curve";
-}
 
 std::string scalar_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -41,87 +31,61 @@ std::string scalar_text(const json& v) {
 
 double number_or_nan(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
 
-// Reads `j` as one series when it has a series' shape: an array of >= 2
-// numbers (x = index), an array of {"step", "loss"|"value"} objects, or an
-// object {"steps": [...], "loss"|"values": [...]}.
-bool as_series(const json& j, NamedSeries& s) {
-  if (j.is_array() && j.size() >= 2) {
-    if (std::all_of(j.begin(), j.end(), [](const json& v) { return v.is_number() || v.is_null(); })) {
-      for (std::size_t i = 0; i < j.size(); ++i) {
-        s.x.push_back(static_cast<double>(i));
-        s.y.push_back(number_or_nan(j[i]));
-      }
-      return true;
-    }
-    const auto point = [](const json& v) {
-      return v.is_object() && v.contains("step") && (v.contains("loss") || v.contains("value"));
-    };
-    if (std::all_of(j.begin(), j.end(), point)) {
-      for (const json& v : j) {
-        s.x.push_back(number_or_nan(v["step"]));
-        s.y.push_back(number_or_nan(v.contains("loss") ? v["loss"] : v["value"]));
-      }
-      return true;
-    }
-    return false;
-  }
-  if (j.is_object()) {
-    const json* ys = j.contains("loss") && j["loss"].is_array()       ? &j["loss"]
-                     : j.contains("values") && j["values"].is_array() ? &j["values"]
-                                                                      : nullptr;
-    if (ys == nullptr || ys->size() < 2) return false;
-    const json* xs = j.contains("steps") && j["steps"].is_array() && j["steps"].size() == ys->size() ? &j["steps"] : nullptr;
-    for (std::size_t i = 0; i < ys->size(); ++i) {
-      s.x.push_back(xs ? number_or_nan((*xs)[i]) : static_cast<double>(i));
-      s.y.push_back(number_or_nan((*ys)[i]));
-    }
-    return true;
-  }
-  return false;
+double number_at(const json& j, const char* key) { return j.is_object() && j.contains(key) ? number_or_nan(j[key]) : NAN; }
+
+[[noreturn]] void bad(const std::string& path, const std::string& where, const std::string& what) {
+  fail(PEAT_STATUS_CORRUPT_DATA, "{}: {}: {}", path, where, what);
 }
 
-std::string element_label(const json& e, std::size_t index) {
-  if (e.is_object()) {
-    for (const char* k : {"name", "label", "run"})
-      if (e.contains(k) && e[k].is_string()) return e[k].get<std::string>();
-    if (e.contains("every") && e["every"].is_number()) return "1/" + scalar_text(e["every"]);
-  }
-  return "#" + std::to_string(index + 1);
-}
-
-std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + " " + b; }
-
-// Finds loss series anywhere under `j`.
-// `direct`: the key right above `j` names a loss; deeper down (e.g. under
-// "finetune") a strictly increasing array of integers is taken for a list of
-// settings or steps (such as [1, 10, 100]), not a loss curve.
-bool increasing_integers(const std::vector<double>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i]) || v[i] != std::floor(v[i]) || (i > 0 && v[i] <= v[i - 1])) return false;
-  return true;
-}
-
-void collect_series(const json& j, const std::string& label, bool under_loss, std::vector<NamedSeries>& out,
-                    int depth, bool direct = false) {
-  if (depth > 8) return;
+// A series of the schema: {"steps": [int], "loss": [number|null]} or a plain
+// array of numbers (x = index). `first_step` shifts a plain array.
+NamedSeries read_series(const std::string& path, const std::string& where, const std::string& label, const json& j,
+                        double first_step) {
   NamedSeries s;
-  if (under_loss && as_series(j, s) && (direct || !increasing_integers(s.y))) {
-    s.label = label.empty() ? "loss" : label;
-    out.push_back(std::move(s));
-    return;
-  }
-  if (j.is_object()) {
-    for (const auto& [key, v] : j.items()) {
-      if (key == "checkpoint_drift" || key == "detection") continue;
-      if (depth == 0 && key == "finetune") continue;
-      collect_series(v, generic_key(key) ? label : join(label, key), under_loss || names_loss(key), out, depth + 1,
-                     names_loss(key));
+  s.label = label;
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (!j[i].is_number() && !j[i].is_null()) bad(path, where, "a loss is not a number");
+      s.x.push_back(first_step + static_cast<double>(i));
+      s.y.push_back(number_or_nan(j[i]));
     }
-  } else if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i)
-      if (j[i].is_object() || j[i].is_array())
-        collect_series(j[i], join(label, element_label(j[i], i)), under_loss, out, depth + 1);
+    return s;
   }
+  if (!j.is_object() || !j.contains("loss") || !j["loss"].is_array())
+    bad(path, where, "expected {\"steps\": [...], \"loss\": [...]} or an array of numbers");
+  const json& ys = j["loss"];
+  const json* xs = j.contains("steps") ? &j["steps"] : nullptr;
+  if (xs && (!xs->is_array() || xs->size() != ys.size())) bad(path, where, "\"steps\" and \"loss\" differ in length");
+  for (std::size_t i = 0; i < ys.size(); ++i) {
+    if (!ys[i].is_number() && !ys[i].is_null()) bad(path, where, "a loss is not a number");
+    s.x.push_back(xs ? number_or_nan((*xs)[i]) : first_step + static_cast<double>(i));
+    s.y.push_back(number_or_nan(ys[i]));
+  }
+  return s;
+}
+
+// The impact fields of a stage object (a runtime_fi entry or its "finetune").
+std::optional<peat_impact_t> read_impact(const json& st) {
+  if (!st.is_object() || !(st.contains("impact") || st.contains("inside_band"))) return std::nullopt;
+  peat_impact_t m{};
+  m.struct_size = sizeof m;
+  const bool outside = st.contains("impact") && st["impact"].is_string()
+                           ? st["impact"].get<std::string>() == "OUTSIDE_NOISE"
+                           : st.contains("inside_band") && st["inside_band"].is_boolean() && !st["inside_band"].get<bool>();
+  m.verdict = outside ? PEAT_IMPACT_OUTSIDE_NOISE : PEAT_IMPACT_INSIDE_NOISE;
+  // "effect": null is written for an infinite effect.
+  m.effect = st.contains("effect") ? (st["effect"].is_null() ? INFINITY : number_or_nan(st["effect"])) : NAN;
+  m.first_beyond_step = st.contains("first_beyond_step") && st["first_beyond_step"].is_number_integer()
+                            ? st["first_beyond_step"].get<int64_t>()
+                            : -1;
+  m.beyond_count = st.contains("beyond_band_steps") && st["beyond_band_steps"].is_number_integer()
+                       ? st["beyond_band_steps"].get<int64_t>()
+                       : 0;
+  m.final_delta = number_at(st, "final_delta");
+  m.param_drift_ratio = number_at(st, "param_drift_ratio");
+  m.param_drift = NAN;
+  m.max_deviation = NAN;
+  return m;
 }
 
 Candidate read_candidate(const json& c) {
@@ -144,15 +108,44 @@ Candidate read_candidate(const json& c) {
       out.verdicts.push_back(std::move(verdict));
     }
   }
-  if (c.contains("runtime_fi") && c["runtime_fi"].is_array()) {
-    for (const json& r : c["runtime_fi"]) {
-      if (!r.is_object()) continue;
-      const auto field = [&](const char* k) { return r.contains(k) ? scalar_text(r[k]) : std::string("—"); };
-      out.runtime_fi.push_back({field("every"), field("candidate_calls"), field("final_loss"), field("final_delta"),
-                                field("test_accuracy"), field("beyond_band_steps"), field("inside_band")});
-    }
-  }
   return out;
+}
+
+// One stage: its band and golden curve, the curves of loss_series that no FI
+// run claims (golden reruns and others).
+void read_stage(const std::string& path, const std::string& stage, const json& j, const std::string& where,
+                const json* rule_source, RuntimeReport& r, std::vector<std::string>& claimed) {
+  if (!j.contains("loss_series")) return;
+  const json& ls = j["loss_series"];
+  if (!ls.is_object()) bad(path, where + ".loss_series", "is not an object");
+  const double first = j.contains("first_step") && j["first_step"].is_number() ? j["first_step"].get<double>() : 0.0;
+  for (const auto& [label, v] : ls.items()) {
+    NamedSeries s = read_series(path, where + ".loss_series." + label, label, v, first);
+    if (label == "golden") {
+      StageBand b;
+      b.stage = stage;
+      b.golden = std::move(s);
+      b.band = number_at(j, "noise_band");
+      if (rule_source) {
+        const json& rs = *rule_source;
+        if (rs.contains("noise_band_reruns") && rs["noise_band_reruns"].is_number_unsigned())
+          b.k = rs["noise_band_reruns"].get<uint32_t>();
+        b.factor = number_at(rs, "noise_band_factor");
+        if (rs.contains("loss_window") && rs["loss_window"].is_number_integer()) b.window = rs["loss_window"].get<int32_t>();
+        if (rs.contains("noise_band_rule") && rs["noise_band_rule"].is_string()) b.rule = rs["noise_band_rule"].get<std::string>();
+      }
+      r.bands.push_back(std::move(b));
+      continue;
+    }
+    bool used = false;
+    for (FiRun& f : r.fi_runs)
+      if (f.stage == stage && f.label == label) {
+        f.loss = s;
+        used = true;
+      }
+    if (!used) r.other_runs.emplace_back(stage, std::move(s));
+  }
+  (void)claimed;
 }
 
 }  // namespace
@@ -168,31 +161,57 @@ RuntimeReport read_runtime_json(const std::string& path, const std::string& text
   RuntimeReport r;
   r.path = path;
   try {
-    for (const auto& [key, v] : j.items()) {
-      if (v.is_primitive()) r.facts.emplace_back(key, scalar_text(v));
-      if (v.is_object() && key != "checkpoint_drift" && key != "finetune")
-        for (const auto& [k2, v2] : v.items())
-          if (v2.is_primitive()) r.facts.emplace_back(key + "." + k2, scalar_text(v2));
+    for (const auto& [key, v] : j.items())
+      if (v.is_primitive() && key != "noise_band_rule") r.facts.emplace_back(key, scalar_text(v));
+    if (j.contains("candidates")) {
+      if (!j["candidates"].is_array()) bad(path, "candidates", "is not an array");
+      for (const json& c : j["candidates"]) {
+        if (!c.is_object()) bad(path, "candidates", "an entry is not an object");
+        Candidate cand = read_candidate(c);
+        if (c.contains("runtime_fi") && c["runtime_fi"].is_array()) {
+          for (const json& e : c["runtime_fi"]) {
+            if (!e.is_object()) bad(path, "candidates." + cand.name + ".runtime_fi", "an entry is not an object");
+            FiRun f;
+            f.candidate = cand.name;
+            if (e.contains("every") && e["every"].is_number_unsigned()) f.every = e["every"].get<uint64_t>();
+            f.label = e.contains("label") && e["label"].is_string()
+                          ? e["label"].get<std::string>()
+                          : cand.name + (f.every ? " 1/" + std::to_string(f.every) : std::string());
+            if (e.contains("candidate_calls") && e["candidate_calls"].is_number_integer())
+              f.candidate_calls = e["candidate_calls"].get<int64_t>();
+            f.stage = "pretrain";  // make demo's two stages: pretrain, finetune
+            f.impact = read_impact(e);
+            f.test_accuracy = number_at(e, "test_accuracy");
+            r.fi_runs.push_back(f);
+            if (e.contains("finetune") && e["finetune"].is_object() && !e["finetune"].empty()) {
+              FiRun ft = f;
+              ft.stage = "finetune";
+              ft.impact = read_impact(e["finetune"]);
+              ft.test_accuracy = number_at(e["finetune"], "test_accuracy");
+              r.fi_runs.push_back(std::move(ft));
+            }
+          }
+        }
+        r.candidates.push_back(std::move(cand));
+      }
     }
-    if (j.contains("noise_band") && j["noise_band"].is_number()) r.noise_band = j["noise_band"].get<double>();
-    if (j.contains("candidates") && j["candidates"].is_array())
-      for (const json& c : j["candidates"])
-        if (c.is_object()) r.candidates.push_back(read_candidate(c));
-    collect_series(j, "", false, r.loss, 0);
-    if (j.contains("finetune")) collect_series(j["finetune"], "finetune", true, r.finetune_loss, 1);
-    if (j.contains("checkpoint_drift") && j["checkpoint_drift"].is_object()) {
+    std::vector<std::string> claimed;
+    read_stage(path, "pretrain", j, "loss_series", &j, r, claimed);
+    if (j.contains("finetune") && j["finetune"].is_object())
+      read_stage(path, "finetune", j["finetune"], "finetune", &j, r, claimed);
+    if (j.contains("checkpoint_drift")) {
+      if (!j["checkpoint_drift"].is_object()) bad(path, "checkpoint_drift", "is not an object");
       for (const auto& [label, rows] : j["checkpoint_drift"].items()) {
-        if (!rows.is_array())
-          fail(PEAT_STATUS_CORRUPT_DATA, "{}: checkpoint_drift.{} is not an array", path, label);
+        if (!rows.is_array()) bad(path, "checkpoint_drift." + label, "is not an array");
         std::vector<DriftRow> out;
         for (const json& row : rows) {
-          if (!row.is_object()) fail(PEAT_STATUS_CORRUPT_DATA, "{}: checkpoint_drift.{}: an entry is not an object", path, label);
+          if (!row.is_object()) bad(path, "checkpoint_drift." + label, "an entry is not an object");
           DriftRow d;
           d.tensor = row.contains("tensor") ? scalar_text(row["tensor"]) : "?";
           if (row.contains("count") && row["count"].is_number()) d.count = row["count"].get<uint64_t>();
-          d.rmse = row.contains("rmse") ? number_or_nan(row["rmse"]) : NAN;
-          d.relative_l2 = row.contains("relative_l2") ? number_or_nan(row["relative_l2"]) : NAN;
-          d.max_abs_error = row.contains("max_abs_error") ? number_or_nan(row["max_abs_error"]) : NAN;
+          d.rmse = number_at(row, "rmse");
+          d.relative_l2 = number_at(row, "relative_l2");
+          d.max_abs_error = number_at(row, "max_abs_error");
           out.push_back(std::move(d));
         }
         r.drift.emplace_back(label, std::move(out));

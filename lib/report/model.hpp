@@ -4,9 +4,12 @@
 
 #include <peat/analyzer.h>
 #include <peat/detector.h>
+#include <peat/playback.h>
 
 #include "analyzer/aggregator.hpp"
+#include "analyzer/noise_band.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -69,14 +72,54 @@ struct Verdict {
   std::vector<std::string> evidence;
 };
 
-struct RuntimeFiRow {
-  std::string every, candidate_calls, final_loss, final_delta, test_accuracy, beyond, inside;
-};
-
 struct Candidate {
   std::string name, verdict, detector_op, playback;
   std::vector<Verdict> verdicts;
-  std::vector<RuntimeFiRow> runtime_fi;
+};
+
+// One (op, output) of a candidate's playback (peat_report_add_playback).
+struct OpOutcome {
+  std::string op;  // "aten::mm", or "op[grad_weight]" for an output of a multi-output op
+  uint64_t records = 0, exact = 0, failed = 0;
+  peat_playback_verdicts_t verdicts{};  // per-call verdicts of this output
+  std::optional<peat_detection_t> detection;  // of the call that names verdicts.top_model
+  uint64_t detection_record = 0;              // that call's trace record
+  peat_signature_t merged{};                  // merged over the calls (statistics, histograms)
+  std::vector<double> steps, max_rel_error;   // one point per compared call
+};
+
+struct FocusCall {
+  uint64_t record = 0, output = 0;
+};
+
+struct CandidatePlayback {
+  std::string name;
+  uint64_t selected = 0, ok = 0, failed = 0, exact = 0, mismatched = 0, nondeterministic = 0;
+  std::vector<OpOutcome> ops;
+  std::optional<FocusCall> focus;  // the call whose map tells most (peat_report_focus_call)
+};
+
+// A stage's golden curve and its measured noise band (peat_report_add_noise_band
+// or the runtime JSON's noise_band).
+struct StageBand {
+  std::string stage;  // "train", "finetune"
+  NamedSeries golden;
+  double band = 0;
+  uint32_t k = 0;     // golden reruns; 0 = not known (a band from JSON without its rule)
+  double factor = 0;
+  int32_t window = 1;
+  std::string rule;   // the rule in words, when given
+  std::shared_ptr<const analyzer::NoiseBand> judge;  // the library's band (C API), or null
+};
+
+// One runtime-FI run (peat_report_add_fi_run or runtime JSON candidates[].runtime_fi).
+struct FiRun {
+  std::string candidate, label, stage;
+  uint64_t every = 0;
+  int64_t candidate_calls = -1;
+  NamedSeries loss;
+  std::optional<peat_impact_t> impact;
+  double test_accuracy = NAN;
 };
 
 struct DriftRow {
@@ -88,10 +131,11 @@ struct DriftRow {
 struct RuntimeReport {
   std::string path;
   std::vector<std::pair<std::string, std::string>> facts;  // top-level scalars shown as a list
-  std::optional<double> noise_band;
   std::vector<Candidate> candidates;
-  std::vector<NamedSeries> loss;           // golden and runtime-FI loss curves
-  std::vector<NamedSeries> finetune_loss;  // the "finetune" section's curves
+  std::vector<StageBand> bands;      // noise_band + loss_series.golden, per stage
+  std::vector<FiRun> fi_runs;        // candidates[].runtime_fi[], with their loss series
+  std::vector<std::pair<std::string, NamedSeries>> other_runs;  // (stage, series): golden reruns and
+                                                                // series no FI run names
   std::vector<std::pair<std::string, std::vector<DriftRow>>> drift;  // run label -> tensors
 };
 
@@ -108,6 +152,11 @@ struct SpatialMapCopy {
   std::vector<uint64_t> tiles, row_counts, col_counts;
 };
 
+struct CandidateMap {
+  std::string candidate;
+  SpatialMapCopy map;
+};
+
 struct Model {
   std::string title;
   std::size_t max_table_rows = 200;
@@ -116,6 +165,10 @@ struct Model {
   std::vector<RuntimeReport> runtime;
   std::vector<SignatureGroup> signatures;
   std::optional<SpatialMapCopy> worst_map;
+  std::vector<CandidatePlayback> candidates;  // by name, in order of addition
+  std::vector<StageBand> bands;
+  std::vector<FiRun> fi_runs;
+  std::vector<CandidateMap> candidate_maps;
 };
 
 }  // namespace peat::report

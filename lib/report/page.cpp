@@ -25,8 +25,8 @@ svg.chart text{font-family:inherit;fill:#222}nav ul{columns:2;font-size:13px}.no
 )";
 
 struct Entry {
-  const char* id;
-  const char* title;
+  std::string id;
+  std::string title;  // HTML (escaped where it holds input)
   std::string html;
 };
 
@@ -41,34 +41,43 @@ std::string format_bytes(uint64_t bytes) {
 }
 
 std::string render_page(const Model& model) {
-  std::vector<Entry> entries = {
-      {"traces", "Traces", section_traces(model)},
-      {"candidates", "Candidates and verdicts", section_candidates(model)},
-      {"signatures", "Error signatures", section_signatures(model)},
-      {"spatial", "Spatial mismatch map of the worst call", section_spatial_map(model)},
-      {"playback", "Playback results", section_playback(model)},
-      {"loss", "Training outcome: loss curves", section_loss(model)},
-      {"drift", "Checkpoint drift", section_drift(model)},
-  };
+  const std::vector<Finding> found = findings(model);
+  // Findings first, the inventory of the inputs last.
+  std::vector<Entry> entries;
+  entries.push_back({"summary", "Summary", section_summary(model, found)});
+  for (std::size_t i = 0; i < found.size(); ++i)
+    entries.push_back({fmt::format("candidate-{}", i + 1), "Candidate " + escape_html(found[i].name),
+                       section_candidate(model, found[i], i + 1)});
+  entries.push_back({"impact", "Training impact of the runtime-FI runs", section_impact(model)});
+  entries.push_back({"drift", "Checkpoint drift", section_drift(model)});
+  entries.push_back({"signatures", "Error signatures", section_signatures(model)});
+  entries.push_back({"spatial", "Spatial mismatch map of the worst call", section_spatial_map(model)});
+  std::string inventory = section_traces(model) + section_playback(model) + section_runtime_facts(model);
+  entries.push_back({"inventory", "Inputs: traces, playback runs, runtime reports", std::move(inventory)});
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   out += "<title>" + escape_html(model.title) + "</title><style>" + kStyle + "</style></head><body>";
   out += "<h1>" + escape_html(model.title) + "</h1>";
   out += fmt::format("<p class=\"meta\">Written by PEAT {} from {} trace(s), {} playback run(s), {} runtime-FI report(s), "
-                     "{} signature group(s).</p>",
+                     "{} signature group(s), {} playback(s) and {} runtime-FI run(s) added through the API.</p>",
                      escape_html(peat_version_string()), model.traces.size(), model.playback.size(), model.runtime.size(),
-                     model.signatures.size());
+                     model.signatures.size(), model.candidates.size(), model.fi_runs.size());
+  const auto section = [](const Entry& e) {
+    return fmt::format("<section id=\"{}\"><h2>{}</h2>{}</section>", e.id, e.title, e.html);
+  };
+  // The summary comes first, before the table of contents of the rest.
+  if (!entries[0].html.empty()) out += section(entries[0]);
   out += "<nav><ul>";
-  bool any = false;
-  for (const Entry& e : entries)
-    if (!e.html.empty()) {
-      out += fmt::format("<li><a href=\"#{}\">{}</a></li>", e.id, e.title);
+  bool any = !entries[0].html.empty();
+  for (std::size_t i = 1; i < entries.size(); ++i)
+    if (!entries[i].html.empty()) {
+      out += fmt::format("<li><a href=\"#{}\">{}</a></li>", entries[i].id, entries[i].title);
       any = true;
     }
   out += "</ul></nav>";
   if (!any) out += "<p class=\"note\">Nothing to show: no input was added.</p>";
-  for (const Entry& e : entries)
-    if (!e.html.empty()) out += fmt::format("<section id=\"{}\"><h2>{}</h2>{}</section>", e.id, e.title, e.html);
+  for (std::size_t i = 1; i < entries.size(); ++i)
+    if (!entries[i].html.empty()) out += section(entries[i]);
   out += "</body></html>\n";
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -63,7 +64,21 @@ peat_report_input_kind_t Report::add_input(const std::string& path) {
       return PEAT_REPORT_INPUT_PLAYBACK;
     }
   }
-  model_.runtime.push_back(read_runtime_json(path, text));
+  RuntimeReport r = read_runtime_json(path, text);
+  // Bands and runs the API gave already win over the file's.
+  for (StageBand& b : r.bands) {
+    const bool have = std::any_of(model_.bands.begin(), model_.bands.end(), [&](const StageBand& x) { return x.stage == b.stage; });
+    if (!have) model_.bands.push_back(std::move(b));
+  }
+  r.bands.clear();
+  for (FiRun& f : r.fi_runs) {
+    const bool have = std::any_of(model_.fi_runs.begin(), model_.fi_runs.end(), [&](const FiRun& x) {
+      return x.candidate == f.candidate && x.label == f.label && x.stage == f.stage;
+    });
+    if (!have) model_.fi_runs.push_back(std::move(f));
+  }
+  r.fi_runs.clear();
+  model_.runtime.push_back(std::move(r));
   return PEAT_REPORT_INPUT_RUNTIME;
 }
 
@@ -95,11 +110,10 @@ void Report::add_signature(const std::string& source, const std::string& op, int
   if (detection) group->detection = *detection;
 }
 
-void Report::add_spatial_map(const std::string& label, const peat_spatial_map_t& map) {
+SpatialMapCopy copy_map(const std::string& label, const peat_spatial_map_t& map) {
   if (map.rows <= 0 || map.cols <= 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "map '{}' is empty (rows 0)", label);
   if (map.tile_counts == nullptr || map.row_counts == nullptr || map.col_counts == nullptr)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "map '{}' has no row, column or tile counts", label);
-  if (model_.worst_map && model_.worst_map->mismatches >= map.mismatch_count) return;
   SpatialMapCopy c;
   c.label = label;
   c.rows = map.rows;
@@ -112,6 +126,12 @@ void Report::add_spatial_map(const std::string& label, const peat_spatial_map_t&
   c.tiles.assign(map.tile_counts, map.tile_counts + map.tile_grid_rows * map.tile_grid_cols);
   c.row_counts.assign(map.row_counts, map.row_counts + map.rows);
   c.col_counts.assign(map.col_counts, map.col_counts + map.cols);
+  return c;
+}
+
+void Report::add_spatial_map(const std::string& label, const peat_spatial_map_t& map) {
+  SpatialMapCopy c = copy_map(label, map);
+  if (model_.worst_map && model_.worst_map->mismatches >= c.mismatches) return;
   model_.worst_map = std::move(c);
 }
 

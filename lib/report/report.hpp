@@ -7,6 +7,10 @@
 
 #include <string>
 
+namespace peat::playback {
+class Playback;
+}
+
 namespace peat::report {
 
 class Report {
@@ -20,10 +24,23 @@ class Report {
                      const peat_signature_t& signature, const peat_detection_t* detection);
   void add_spatial_map(const std::string& label, const peat_spatial_map_t& map);
 
+  // Inputs through the library (inputs_api.cpp).
+  void add_playback(const std::string& candidate, const playback::Playback& playback);
+  FocusCall focus_call(const std::string& candidate) const;  // throws NOT_FOUND
+  void add_candidate_map(const std::string& candidate, const std::string& label, const peat_spatial_map_t& map);
+  void add_noise_band(const std::string& stage, const analyzer::NoiseBand& band);
+  // `steps` / `param_drift`: for judging the run against its stage's band
+  // when it brings no impact of its own.
+  void add_fi_run(FiRun run, const int64_t* steps, double param_drift);
+
+  // "" -> "candidate": the one default name for unnamed candidates.
+  static std::string candidate_name(const std::string& name);
+
   std::string render_html() const;
   void write_html(const std::string& path) const;
 
  private:
+  void set_band(StageBand band);
   Model model_;
 };
 
@@ -31,6 +48,9 @@ class Report {
 TraceSummary read_trace_summary(const std::string& path);
 std::vector<PlaybackRun> read_playback_jsonl(const std::string& path, const std::string& text);
 RuntimeReport read_runtime_json(const std::string& path, const std::string& text);
+
+// A checked copy of a spatial map with tile counts (throws INVALID_ARGUMENT).
+SpatialMapCopy copy_map(const std::string& label, const peat_spatial_map_t& map);
 
 // The page (page.cpp) and its sections (sections_*.cpp).
 std::string render_page(const Model& model);

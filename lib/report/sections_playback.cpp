@@ -17,17 +17,21 @@ namespace {
 bool is_ok(const std::string& status) { return status == "ok" || status == "OK" || status == "PEAT_STATUS_OK"; }
 
 // Runs appended by make demo carry no candidate name; when a runtime report
-// lists as many candidates with playback figures as there are runs, the runs
-// are named after them, in order.
+// lists as many candidates with playback figures as there are runs (or as
+// many playbacks were added through the API), the runs are named after them,
+// in order.
 std::vector<std::string> run_labels(const Model& model) {
   std::vector<std::string> labels;
   for (const auto& r : model.playback) labels.push_back(r.label);
+  std::vector<std::string> api;
+  for (const CandidatePlayback& c : model.candidates) api.push_back(c.name);
   for (const RuntimeReport& rr : model.runtime) {
     std::vector<std::string> names;
     for (const Candidate& c : rr.candidates)
       if (!c.playback.empty()) names.push_back(c.name);
     if (names.size() == labels.size()) return names;
   }
+  if (api.size() == labels.size()) return api;
   return labels;
 }
 
@@ -40,7 +44,7 @@ std::string section_playback(const Model& model) {
   std::string charts;
   for (std::size_t k = 0; k < model.playback.size(); ++k) {
     const PlaybackRun& run = model.playback[k];
-    out += "<h3>" + escape_html(labels[k]) + " <span class=\"meta\">(" + escape_html(run.path) + ", " +
+    out += "<h3>Playback run " + escape_html(labels[k]) + " <span class=\"meta\">(" + escape_html(run.path) + ", " +
            std::to_string(run.records.size()) + " records)</span></h3>";
     HtmlTable t(fmt::format("playback-{}-ops", k + 1),
                 {"op", "records", "ok", "failed", "exact", "nondeterministic", "elements", "bitwise mismatches",
@@ -70,9 +74,9 @@ std::string section_playback(const Model& model) {
     }
     std::vector<LineSeries> series;
     for (auto& [name, s] : by_op) series.push_back(std::move(s));
-    charts += line_chart(fmt::format("chart-playback-steps-{}", k + 1),
-                         labels[k] + ": max relative error per replayed call", series, std::nullopt, "training step",
-                         "max rel. error (log)", true);
+    charts += small_multiples(fmt::format("chart-playback-steps-{}", k + 1),
+                              labels[k] + ": max relative error per replayed call", series, "training step",
+                              "max rel. error (log)", true);
   }
   return out + "<h3>Error over training steps</h3><p class=\"note\">Each point is one replayed call (max over its "
                "outputs); exact calls (error 0) are not drawn on the log scale.</p><div class=\"charts\">" + charts + "</div>";

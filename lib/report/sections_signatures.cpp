@@ -65,18 +65,21 @@ std::string section_signatures(const Model& model) {
   std::string out;
   HtmlTable t("signatures", {"source", "op", "calls", "elements", "bitwise mismatches", "tolerance failures",
                              "new non-finite", "max abs error", "max rel error", "relative L2", "SQNR dB",
-                             "eff. mantissa bits", "top verdict"});
+                             "eff. mantissa bits (verdict's)", "top verdict"});
   std::vector<peat_signature_t> sigs;
   for (const SignatureGroup& g : model.signatures) {
     const peat_signature_t s = g.aggregator->signature(0);
     sigs.push_back(s);
+    // The effective bits the detection's verdict used (one figure per op
+    // and output, as in the candidate sections); none without a detection.
     std::string bits = "—";
-    if (s.count > 0) {
-      try {
-        bits = format_number(analyzer::effective_mantissa_bits(s, 0.99), 3);
-      } catch (...) {
-      }
-    }
+    if (g.detection)
+      for (int i = 0; i < g.detection->verdict_count && i < PEAT_DETECT_MAX_VERDICTS; ++i)
+        if (g.detection->verdicts[i].model == PEAT_ERROR_MODEL_ROUNDING ||
+            g.detection->verdicts[i].model == PEAT_ERROR_MODEL_REDUCED_PRECISION) {
+          bits = format_number(g.detection->verdicts[i].effective_mantissa_bits, 3);
+          break;
+        }
     t.add_row({g.source, g.op, std::to_string(g.aggregator->call_count(0)), std::to_string(s.count),
                std::to_string(s.bitwise_mismatch_count), std::to_string(s.tolerance_fail_count),
                std::to_string(s.new_nonfinite_count), format_number(s.max_abs_error), format_number(s.max_rel_error),
@@ -170,35 +173,16 @@ std::string section_signatures(const Model& model) {
     }
     series.push_back(std::move(s));
   }
-  out += "<h3>Error over training steps</h3>" +
-         line_chart("chart-error-steps", "relative L2 error per call (analyzer aggregator series)", series, std::nullopt,
-                    "training step", "relative L2 (log)", true);
+  out += "<h3>Error over training steps</h3><div class=\"charts\">" +
+         small_multiples("chart-error-steps", "relative L2 error per call (analyzer aggregator series)", series,
+                         "training step", "relative L2 (log)", true) +
+         "</div>";
   return out;
 }
 
 std::string section_spatial_map(const Model& model) {
   if (!model.worst_map) return "";
-  const SpatialMapCopy& m = *model.worst_map;
-  // Large tile grids are summed into at most 64 x 64 cells.
-  const int64_t fr = std::max<int64_t>(1, (m.grid_rows + 63) / 64), fc = std::max<int64_t>(1, (m.grid_cols + 63) / 64);
-  const std::size_t rows = static_cast<std::size_t>((m.grid_rows + fr - 1) / fr), cols = static_cast<std::size_t>((m.grid_cols + fc - 1) / fc);
-  std::vector<double> values(rows * cols, 0.0);
-  for (int64_t r = 0; r < m.grid_rows; ++r)
-    for (int64_t c = 0; c < m.grid_cols; ++c)
-      values[static_cast<std::size_t>(r / fr) * cols + static_cast<std::size_t>(c / fc)] +=
-          static_cast<double>(m.tiles[static_cast<std::size_t>(r * m.grid_cols + c)]);
-  std::string out = fmt::format(
-      "<p>{}: {} x {} elements, {} mismatches, tiles of {} x {}{}.</p>", escape_html(m.label), m.rows, m.cols,
-      m.mismatches, m.tile_rows, m.tile_cols,
-      fr > 1 || fc > 1 ? fmt::format(" (each cell sums {} x {} tiles)", fr, fc) : std::string());
-  out += heat_map("chart-spatial-map", "mismatches per tile (rows down, columns across)", rows, cols, values, {}, {},
-                  "output columns →", false);
-  int64_t rows_hit = 0, cols_hit = 0;
-  for (auto v : m.row_counts) rows_hit += v > 0;
-  for (auto v : m.col_counts) cols_hit += v > 0;
-  out += fmt::format("<p class=\"note\">{} of {} rows and {} of {} columns hold a mismatch.</p>", rows_hit, m.rows,
-                     cols_hit, m.cols);
-  return out;
+  return spatial_map_chart(*model.worst_map, "chart-spatial-map");
 }
 
 }  // namespace peat::report

@@ -1,4 +1,5 @@
 // Trace section: run metadata, records per kind and op, sizes and codec ratio.
+#include "report/charts.hpp"
 #include "report/html_table.hpp"
 #include "report/sections.hpp"
 #include "report/svg.hpp"
@@ -7,12 +8,19 @@
 
 namespace peat::report {
 
+namespace {
+// The one convention (as peat info and the codec benchmark): encoded / raw.
+std::string codec_ratio(uint64_t raw, uint64_t encoded) {
+  return raw ? format_number(double(encoded) / double(raw), 3) : "—";
+}
+}  // namespace
+
 std::string section_traces(const Model& model) {
   std::string out;
   std::size_t k = 0;
   for (const TraceSummary& t : model.traces) {
     ++k;
-    out += "<h3>" + escape_html(t.path) + "</h3>";
+    out += "<h3>Trace " + escape_html(t.path) + "</h3>";
     HtmlTable facts(fmt::format("trace-{}-info", k), {"field", "value"});
     facts.add_row({"format", fmt::format("{}.{}", t.format_major, t.format_minor)});
     facts.add_row({"framework", t.framework});
@@ -25,18 +33,26 @@ std::string section_traces(const Model& model) {
     facts.add_row({"records", fmt::format("{} op, {} checkpoint, {} scalar, {} step marker", t.records[1], t.records[2],
                                           t.records[3], t.records[4])});
     facts.add_row({"steps", t.step_max >= t.step_min ? fmt::format("{} .. {}", t.step_min, t.step_max) : "none"});
-    facts.add_row({"tensor bytes", fmt::format("{} raw, {} encoded (ratio {})", format_bytes(t.raw_bytes),
-                                               format_bytes(t.encoded_bytes),
-                                               t.encoded_bytes ? format_number(double(t.raw_bytes) / double(t.encoded_bytes), 3) : "—")});
+    facts.add_row({"tensor bytes", fmt::format("{} raw, {} encoded (codec ratio {} encoded/raw)", format_bytes(t.raw_bytes),
+                                               format_bytes(t.encoded_bytes), codec_ratio(t.raw_bytes, t.encoded_bytes))});
     for (const auto& c : t.checkpoints) facts.add_row({"checkpoint", c});
     for (const auto& [name, s] : t.scalars)
       facts.add_row({"scalar series", fmt::format("{}: {} points", name, s.y.size())});
     out += facts.render(model.max_table_rows);
-    HtmlTable ops(fmt::format("trace-{}-ops", k), {"op", "records", "tensors", "raw", "encoded", "ratio"});
+    // The recorded scalar series, one small chart each (their scales differ).
+    std::string charts;
+    std::size_t n = 0;
+    for (const auto& [name, s] : t.scalars) {
+      if (++n > kMaxSeriesPerChart) break;
+      charts += line_chart(fmt::format("chart-trace-{}-scalar-{}", k, n), "recorded " + name, {{name, s.x, s.y, false}},
+                           std::nullopt, "training step", name, false);
+    }
+    if (!charts.empty()) out += "<div class=\"charts\">" + charts + "</div>";
+    HtmlTable ops(fmt::format("trace-{}-ops", k), {"op", "records", "tensors", "raw", "encoded", "ratio (encoded/raw)"});
     for (const auto& [name, s] : t.ops)
       ops.add_row({name, std::to_string(s.records), std::to_string(s.tensors), format_bytes(s.raw_bytes),
                    format_bytes(s.encoded_bytes),
-                   s.encoded_bytes ? format_number(double(s.raw_bytes) / double(s.encoded_bytes), 3) : "—"});
+                   codec_ratio(s.raw_bytes, s.encoded_bytes)});
     if (ops.rows()) out += ops.render(model.max_table_rows);
   }
   return out;

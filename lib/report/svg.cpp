@@ -45,11 +45,12 @@ std::string format_number(double value, int digits) {
   return fmt::format("{:.{}g}", value, digits);
 }
 
-SvgWriter::SvgWriter(std::string_view id, double width, double height, std::string_view title) {
+SvgWriter::SvgWriter(std::string_view id, double width, double height, std::string_view title, long series) {
   out_ = fmt::format(
       "<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" "
-      "height=\"{}\" role=\"img\"><title>{}</title>",
-      escape_html(id), width, height, width, height, escape_html(title));
+      "height=\"{}\"{} role=\"img\"><title>{}</title>",
+      escape_html(id), width, height, width, height, series >= 0 ? fmt::format(" data-series=\"{}\"", series) : "",
+      escape_html(title));
 }
 
 void SvgWriter::rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip) {

@@ -22,7 +22,8 @@ class SvgWriter {
   // An <svg> with a viewBox of width x height (user units = CSS pixels at
   // 100 %); `id` becomes the element id (tests and links find charts by it),
   // `title` its accessible <title>.
-  SvgWriter(std::string_view id, double width, double height, std::string_view title);
+  // `series` >= 0 is written as data-series (the lines a chart draws).
+  SvgWriter(std::string_view id, double width, double height, std::string_view title, long series = -1);
 
   void rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip = {});
   void line(double x1, double y1, double x2, double y2, std::string_view stroke, double width = 1,

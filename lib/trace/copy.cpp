@@ -3,19 +3,34 @@
 #include "core/error.hpp"
 #include "trace/writer.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace peat::trace {
 
 namespace {
 
-// Checks every payload of record `i`; "" when all are intact.
-std::string check_payloads(const Reader& r, uint64_t i) {
+// Checks every payload of record `i`; "" when all are intact. A reference
+// (format 1.2) must name a record already copied (`copied`: their sequence
+// numbers, increasing): one left out would leave it dangling in the copy.
+std::string check_payloads(const Reader& r, uint64_t i, const std::vector<uint64_t>& copied) {
   const uint16_t kind = r.entry(i).kind;
   const int n_slots = kind == PEAT_TRACE_KIND_OP ? 2 : kind == PEAT_TRACE_KIND_CHECKPOINT ? 1 : 0;
   const peat_trace_slot_t slots[2] = {kind == PEAT_TRACE_KIND_CHECKPOINT ? PEAT_TRACE_SLOT_CHECKPOINT : PEAT_TRACE_SLOT_INPUT,
                                       PEAT_TRACE_SLOT_OUTPUT};
   try {
     for (int s = 0; s < n_slots; ++s)
-      for (uint64_t t = 0; t < r.tensor_count(i, slots[s]); ++t) r.check_payload(i, slots[s], t);
+      for (uint64_t t = 0; t < r.tensor_count(i, slots[s]); ++t) {
+        r.check_payload(i, slots[s], t);
+        const TensorLoc loc = r.resolve(i, slots[s], t);
+        if (loc.index == i) continue;
+        const uint64_t seq = r.entry(loc.index).seq;
+        if (!std::binary_search(copied.begin(), copied.end(), seq))
+          return fmt::format("{}: record {} at byte {}: {}[{}] refers to the record numbered {}, which is left out of "
+                             "the copy", r.path(), i, r.entry(i).offset,
+                             slots[s] == PEAT_TRACE_SLOT_OUTPUT ? "outputs" : slots[s] == PEAT_TRACE_SLOT_INPUT ? "inputs" : "tensors",
+                             t, seq);
+      }
   } catch (const Error& e) {
     if (e.status() != PEAT_STATUS_CORRUPT_DATA) throw;  // I/O errors stop the copy
     return e.what();
@@ -27,11 +42,12 @@ std::string check_payloads(const Reader& r, uint64_t i) {
 
 CopyResult copy_intact(const Reader& reader, const std::string& out_path) {
   CopyResult result;
+  std::vector<uint64_t> copied;  // sequence numbers of the records copied so far
   Writer writer(out_path, reader.read_bytes(0, reader.header_bytes()));
   try {
     for (uint64_t i = 0; i < reader.size(); ++i) {
       const RecordEntry& e = reader.entry(i);
-      const std::string why = check_payloads(reader, i);
+      const std::string why = check_payloads(reader, i, copied);
       if (!why.empty()) {
         if (result.dropped++ == 0) result.first_drop = why;
         continue;
@@ -42,6 +58,7 @@ CopyResult copy_intact(const Reader& reader, const std::string& out_path) {
         reader.read_into(e.offset + at, dst, n);
       });
       ++result.written;
+      if (e.has_seq) copied.push_back(e.seq);
     }
     writer.close();
   } catch (...) {

@@ -49,6 +49,8 @@ inline constexpr uint64_t kZstdSlack = uint64_t{128} << 10;
 
 // Sequence numbers (Record.seq, Index.seqs) are carried from this minor on.
 inline constexpr uint16_t kMinorWithSeq = 1;
+// Tensor references (Tensor.ref_seq: bytes stored once per file) from this minor on.
+inline constexpr uint16_t kMinorWithRefs = 2;
 
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 

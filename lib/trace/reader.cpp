@@ -11,6 +11,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -65,7 +66,7 @@ std::string check_str(const flatbuffers::String* s, const std::string& what) {
 uint64_t zstd_decoded_bound(uint64_t enc) { return (enc / 3 + 1) * (uint64_t{128} << 10); }
 
 // Checks one tensor description against the record's payload; "" when sound.
-std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len) {
+std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len, bool allow_refs) {
   if (t == nullptr) return "null tensor entry";
   if (std::string why = check_str(t->name(), "name"); !why.empty()) return why;
   if (t->dtype_bits() == 0 || t->dtype_lanes() == 0) return "tensor dtype has zero bits or lanes";
@@ -95,6 +96,14 @@ std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len) {
       return "tensor strides span more elements than a storage can hold";
   }
   if (t->storage_offset() < 0) return fmt::format("tensor storage offset {} is negative", t->storage_offset());
+  if (t->ref_seq().has_value()) {  // format 1.2: a reference, resolved when it is loaded (Reader::resolve)
+    if (!allow_refs) return "tensor reference (format 1.2) in a file of an older format";
+    if (t->ref_slot() > PEAT_TRACE_SLOT_CHECKPOINT)
+      return fmt::format("tensor reference to unknown slot {}", static_cast<int>(t->ref_slot()));
+    if (t->codec() != fb::Codec::Raw || t->encoded_bytes() != 0 || t->payload_offset() != 0)
+      return "tensor reference with a payload of its own";
+    return {};
+  }
   const auto codec = static_cast<peat_trace_codec_t>(t->codec());
   if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     return fmt::format("tensor has unknown codec {}", static_cast<int>(codec));
@@ -113,16 +122,16 @@ std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len) {
 }
 
 std::string check_tensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v, const char* what,
-                          uint64_t payload_len) {
+                          uint64_t payload_len, bool allow_refs) {
   if (v == nullptr) return {};
   for (uint32_t i = 0; i < v->size(); ++i) {
-    std::string why = check_tensor_desc(v->Get(i), payload_len);
+    std::string why = check_tensor_desc(v->Get(i), payload_len, allow_refs);
     if (!why.empty()) return fmt::format("{}[{}]: {}", what, i, why);
   }
   return {};
 }
 
-std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len) {
+std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len, bool allow_refs) {
   switch (kind) {
     case PEAT_TRACE_KIND_OP: {
       const auto* op = rec->body_as_OpInvocation();
@@ -143,15 +152,15 @@ std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_le
           if (std::string why = check_str(a->s(), fmt::format("attrs[{}].s", i)); !why.empty()) return why;
         }
       }
-      std::string why = check_tensors(op->inputs(), "inputs", payload_len);
-      if (why.empty()) why = check_tensors(op->outputs(), "outputs", payload_len);
+      std::string why = check_tensors(op->inputs(), "inputs", payload_len, allow_refs);
+      if (why.empty()) why = check_tensors(op->outputs(), "outputs", payload_len, allow_refs);
       return why;
     }
     case PEAT_TRACE_KIND_CHECKPOINT: {
       const auto* cp = rec->body_as_Checkpoint();
       if (cp == nullptr) return "frame kind 'checkpoint' but the metadata holds another record type";
       if (std::string why = check_str(cp->name(), "checkpoint name"); !why.empty()) return why;
-      return check_tensors(cp->tensors(), "tensors", payload_len);
+      return check_tensors(cp->tensors(), "tensors", payload_len, allow_refs);
     }
     case PEAT_TRACE_KIND_SCALAR: {
       const auto* sc = rec->body_as_Scalar();
@@ -476,7 +485,7 @@ Reader::Frame Reader::read_frame(uint64_t offset, uint64_t limit, RecordEntry& o
     return Frame::kDefect;
   }
   const fb::Record* rec = fb::GetRecord(meta.get());
-  why = check_body(rec, kind, payload_len);
+  why = check_body(rec, kind, payload_len, minor_ >= kMinorWithRefs);
   if (!why.empty()) return Frame::kDefect;
   out.raw_total = raw_total_of(rec, kind);
   out.has_seq = rec->seq().has_value();
@@ -588,7 +597,54 @@ const fb::Tensor& Reader::tensor(uint64_t index, peat_trace_slot_t slot, uint64_
   return *v->Get(static_cast<uint32_t>(t));
 }
 
+namespace {
+// Position of a tensor in its record's order: inputs (or a checkpoint's
+// tensors), then outputs.
+uint64_t position(const RecordEntry& e, peat_trace_slot_t slot, uint64_t t) {
+  if (slot != PEAT_TRACE_SLOT_OUTPUT) return t;
+  const auto* in = e.record->body_as_OpInvocation()->inputs();
+  return (in ? in->size() : 0) + t;
+}
+}  // namespace
+
+TensorLoc Reader::resolve(uint64_t index, peat_trace_slot_t slot, uint64_t t) const {
+  const fb::Tensor& td = tensor(index, slot, t);
+  if (!td.ref_seq().has_value()) return {index, slot, t};
+  const RecordEntry& e = entries_[index];
+  const uint64_t seq = *td.ref_seq();
+  const auto ref_slot = static_cast<peat_trace_slot_t>(td.ref_slot());
+  const uint64_t ref_t = td.ref_index();
+  const auto bad_ref = [&](const std::string& why) {
+    fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] refers to {}[{}] of the record numbered {}: {}",
+         path_, index, e.offset, slot_name(slot), t, slot_name(ref_slot), ref_t, seq, why);
+  };
+  // Records are listed in increasing sequence numbers: find the target's entry.
+  const auto it = std::lower_bound(entries_.begin(), entries_.end(), seq,
+                                   [](const RecordEntry& x, uint64_t s) { return x.seq < s; });
+  if (seq > e.seq) bad_ref("a later record (references point backwards)");
+  if (it == entries_.end() || it->seq != seq || !it->has_seq)
+    bad_ref("this file does not hold that record (lost when the writer was killed, damaged, or left out of a "
+            "recovered copy); the reference is not followed");
+  const uint64_t target = static_cast<uint64_t>(it - entries_.begin());
+  const bool op_slot = ref_slot == PEAT_TRACE_SLOT_INPUT || ref_slot == PEAT_TRACE_SLOT_OUTPUT;
+  if ((it->kind == PEAT_TRACE_KIND_OP) != op_slot || (it->kind != PEAT_TRACE_KIND_OP && it->kind != PEAT_TRACE_KIND_CHECKPOINT))
+    bad_ref(fmt::format("that record (kind {}) has no such slot", it->kind));
+  if (ref_t >= tensor_count(target, ref_slot))
+    bad_ref(fmt::format("that record has {} tensors there", tensor_count(target, ref_slot)));
+  if (target == index && position(*it, ref_slot, ref_t) >= position(e, slot, t))
+    bad_ref("not an earlier tensor of the same record");
+  const fb::Tensor& stored = tensor(target, ref_slot, ref_t);
+  if (stored.ref_seq().has_value()) bad_ref("that tensor is itself a reference (references name stored bytes)");
+  if (stored.raw_bytes() != td.raw_bytes() || stored.dtype_code() != td.dtype_code() ||
+      stored.dtype_bits() != td.dtype_bits() || stored.dtype_lanes() != td.dtype_lanes())
+    bad_ref(fmt::format("its dtype or size ({} bytes) differs from this tensor's ({} bytes)", stored.raw_bytes(),
+                        td.raw_bytes()));
+  return {target, ref_slot, ref_t};
+}
+
 void Reader::load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst, std::size_t capacity) const {
+  const TensorLoc loc = resolve(index, slot, t);
+  index = loc.index, slot = loc.slot, t = loc.t;
   const fb::Tensor& td = tensor(index, slot, t);
   const RecordEntry& e = entries_[index];
   const uint64_t raw = td.raw_bytes();
@@ -652,6 +708,12 @@ constexpr std::size_t kMaxStreams = 16;
 }  // namespace
 
 void Reader::check_payload(uint64_t index, peat_trace_slot_t slot, uint64_t t) const {
+  // A reference is checked by resolving it: its bytes are checked where they
+  // are stored (verify reaches that tensor too), not decoded again here.
+  if (tensor(index, slot, t).ref_seq().has_value()) {
+    resolve(index, slot, t);
+    return;
+  }
   const fb::Tensor& td = tensor(index, slot, t);
   const RecordEntry& e = entries_[index];
   const uint64_t raw = td.raw_bytes();

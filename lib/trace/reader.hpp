@@ -55,6 +55,14 @@ struct Recovery {
   std::string stop_reason;  // why the scan stopped ("" at a clean footer)
 };
 
+// Where a tensor's decoded bytes are stored: the tensor itself, or (format
+// 1.2) the stored tensor a reference names.
+struct TensorLoc {
+  uint64_t index = 0;
+  peat_trace_slot_t slot = PEAT_TRACE_SLOT_INPUT;
+  uint64_t t = 0;
+};
+
 class Reader {
  public:
   // recover == false: the file must be complete; any defect throws. A record
@@ -90,6 +98,13 @@ class Reader {
   // Tensor list of a slot; throws INVALID_ARGUMENT when the slot does not apply.
   uint64_t tensor_count(uint64_t index, peat_trace_slot_t slot) const;
   const fb::Tensor& tensor(uint64_t index, peat_trace_slot_t slot, uint64_t t) const;
+  // Resolves a reference (format 1.2) to the stored tensor it names, checking
+  // that the target is in this reader's list, earlier in the file, stored, and
+  // of the same dtype and size; a stored tensor resolves to itself. Throws
+  // CORRUPT_DATA naming both tensors when the reference cannot be followed
+  // (its record was lost in a crash, damaged, or skipped).
+  TensorLoc resolve(uint64_t index, peat_trace_slot_t slot, uint64_t t) const;
+  // Loads the decoded bytes of a tensor (following a reference).
   void load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst, std::size_t capacity) const;
   // Decodes a tensor and checks its checksum in bounded memory (chunks of a
   // few MiB, whatever the tensor's size): what verify and recovery need.

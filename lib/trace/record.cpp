@@ -41,9 +41,23 @@ void check_tensor(const TensorData& tensor, const std::string& what) {
   if (tensor.storage_offset < 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: negative storage offset {}", what, tensor.storage_offset);
   uint64_t bytes = 0;
-  if (__builtin_mul_overflow(numel, element_size(tensor.dtype), &bytes) || bytes != tensor.bytes.size())
+  if (__builtin_mul_overflow(numel, element_size(tensor.dtype), &bytes) ||
+      (!tensor.ref && bytes != tensor.bytes.size()))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: holds {} bytes but its shape and dtype need {}", what,
          tensor.bytes.size(), bytes);
+  if (tensor.ref && !tensor.bytes.empty())
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: a reference to stored bytes holds {} bytes of its own", what,
+         tensor.bytes.size());
+  if (tensor.ref && tensor.ref->slot != PEAT_TRACE_SLOT_INPUT && tensor.ref->slot != PEAT_TRACE_SLOT_OUTPUT &&
+      tensor.ref->slot != PEAT_TRACE_SLOT_CHECKPOINT)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: reference to unknown slot {}", what, tensor.ref->slot);
+}
+
+uint64_t tensor_bytes(const TensorData& tensor) noexcept {
+  if (!tensor.ref) return tensor.bytes.size();
+  uint64_t n = element_size(tensor.dtype);
+  for (int64_t d : tensor.shape) n *= static_cast<uint64_t>(d);  // checked by check_tensor
+  return n;
 }
 
 void check_utf8(std::string_view text, const std::string& what) {
@@ -60,7 +74,9 @@ constexpr uint64_t kStringCost = 16, kTableCost = 96;
 
 uint64_t tensors_bound(const std::vector<TensorData>& ts) {
   uint64_t n = 16;
-  for (const TensorData& t : ts) n += kTableCost + 8 + t.name.size() + kStringCost + 8 * t.shape.size() + kStringCost;
+  for (const TensorData& t : ts)
+    n += kTableCost + 8 + t.name.size() + kStringCost + 8 * t.shape.size() + kStringCost + 8 * t.strides.size() +
+         kStringCost + (t.ref ? 24 : 0);
   return n;
 }
 
@@ -120,6 +136,30 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
   std::vector<fbs::Offset<fb::Tensor>> offsets;
   offsets.reserve(tensors.size());
   for (const TensorData& t : tensors) {
+    if (t.ref) {  // format 1.2: the bytes are stored once, in the record named by ref->seq
+      const uint64_t raw = tensor_bytes(t);
+      raw_total += raw;
+      const auto name = builder.CreateString(t.name);
+      const auto shape = builder.CreateVector(t.shape);
+      const auto strides = t.strides.empty() ? fbs::Offset<fbs::Vector<int64_t>>() : builder.CreateVector(t.strides);
+      fb::TensorBuilder tb(builder);
+      tb.add_name(name);
+      tb.add_dtype_code(t.dtype.code);
+      tb.add_dtype_bits(t.dtype.bits);
+      tb.add_dtype_lanes(t.dtype.lanes);
+      tb.add_shape(shape);
+      tb.add_device_type(t.device.device_type);
+      tb.add_device_id(t.device.device_id);
+      tb.add_codec(fb::Codec::Raw);
+      tb.add_raw_bytes(raw);
+      if (!t.strides.empty()) tb.add_strides(strides);
+      if (t.storage_offset != 0) tb.add_storage_offset(t.storage_offset);
+      tb.add_ref_seq(t.ref->seq);
+      tb.add_ref_slot(static_cast<uint8_t>(t.ref->slot));
+      tb.add_ref_index(t.ref->index);
+      offsets.push_back(tb.Finish());
+      continue;
+    }
     const std::size_t es = element_size(t.dtype);
     const uint64_t sum = checksum(t.bytes.data(), t.bytes.size());
     const uint64_t at = payload.size();

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,14 @@
 #include <vector>
 
 namespace peat::trace {
+
+// Where the decoded bytes of a reference tensor are stored (format 1.2):
+// tensor `index` of list `slot` of the record numbered `seq`.
+struct TensorRef {
+  uint64_t seq = 0;
+  peat_trace_slot_t slot = PEAT_TRACE_SLOT_INPUT;
+  uint32_t index = 0;
+};
 
 struct TensorData {
   std::string name;
@@ -23,6 +32,9 @@ struct TensorData {
   std::vector<std::byte> bytes;  // compact row-major host copy, numel * element size bytes
   std::vector<int64_t> strides;  // the logical layout's element strides; empty = compact row-major
   int64_t storage_offset = 0;    // elements from the storage start (DLTensor byte_offset / element size)
+  // Set: a reference to bytes already in the file; `bytes` is then empty and
+  // the record carries no payload for this tensor.
+  std::optional<TensorRef> ref;
 };
 
 struct AttrData {
@@ -85,6 +97,9 @@ struct EncodedRecord {
 
 // Element size in bytes of a dtype as the trace stores it: ceil(bits * lanes / 8).
 std::size_t element_size(DLDataType dtype) noexcept;
+
+// Decoded bytes of a tensor of this dtype and shape (checked by check_tensor).
+uint64_t tensor_bytes(const TensorData& tensor) noexcept;
 
 // Checks a tensor's dtype, shape and byte count; throws INVALID_ARGUMENT naming `what`.
 void check_tensor(const TensorData& tensor, const std::string& what);

@@ -160,6 +160,18 @@ peat_trace_tensor_info_t tensor_info_view(const Reader& r, uint64_t index, peat_
   info.checksum = t.checksum();
   info.strides = t.strides() ? t.strides()->data() : nullptr;  // size checked at open
   info.storage_offset = t.storage_offset();
+  if (t.ref_seq().has_value()) {  // format 1.2: report where the bytes are and their checksum
+    info.is_reference = 1;
+    info.ref_slot = static_cast<peat_trace_slot_t>(t.ref_slot());
+    info.ref_seq = *t.ref_seq();
+    info.ref_tensor = t.ref_index();
+    try {
+      const TensorLoc loc = r.resolve(index, slot, tensor);
+      info.checksum = r.tensor(loc.index, loc.slot, loc.t).checksum();
+    } catch (const Error&) {
+      info.checksum = 0;  // reported when it is loaded
+    }
+  }
   return info;
 }
 

@@ -76,10 +76,26 @@ void Writer::write_all(const std::byte* data, std::size_t size, const char* what
   offset_ += size;
 }
 
+void Writer::start_writeback() noexcept {
+#ifdef __linux__
+  // The kernel would otherwise keep a long recording's pages dirty until its
+  // own thresholds (a tenth of the memory), and the disk would sit idle while
+  // the trace is being compressed, then take it all at the end (fdatasync,
+  // close, the next job). Asking for write-back every few MiB keeps the disk
+  // busy alongside; it does not wait and does not change what is written.
+  constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
+  if (offset_ - writeback_from_ < kWritebackBytes) return;
+  (void)::sync_file_range(fd_, static_cast<off_t>(writeback_from_), static_cast<off_t>(offset_ - writeback_from_),
+                          SYNC_FILE_RANGE_WRITE);
+  writeback_from_ = offset_;
+#endif
+}
+
 uint64_t Writer::add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq) {
   const uint64_t at = offset_;
   const std::string what = fmt::format("record {}", offsets_.size());
   write_all(frame.data(), frame.size(), what.c_str());
+  start_writeback();
   offsets_.push_back(at);
   kinds_.push_back(static_cast<uint8_t>(kind));
   seqs_.push_back(seq);
@@ -87,8 +103,12 @@ uint64_t Writer::add(const std::vector<std::byte>& frame, uint16_t kind, uint64_
   return at;
 }
 
-uint64_t Writer::append(EncodedRecord& record) {
-  const uint64_t seq = next_seq_;
+uint64_t Writer::append(EncodedRecord& record) { return append(record, next_seq_); }
+
+uint64_t Writer::append(EncodedRecord& record, uint64_t seq) {
+  if (!offsets_.empty() && seq < next_seq_)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: record {}: sequence number {} after {}", path_, offsets_.size(), seq,
+         next_seq_ - 1);
   // Every encode_record output has the slot; frames tests build by hand may
   // not, and are written as they are (a reader then finds no number).
   stamp_seq(record.frame, seq);

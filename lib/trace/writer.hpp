@@ -31,6 +31,12 @@ class Writer {
   // returns its byte offset.
   uint64_t append(EncodedRecord& record);
   uint64_t append(EncodedRecord&& record) { return append(record); }
+  // Same, numbered `seq` (larger than every number before it): the profiler
+  // numbers records when they are submitted, so that a reference (format 1.2)
+  // can name its target before the target is written; a record it could not
+  // encode leaves a gap.
+  uint64_t append(EncodedRecord& record, uint64_t seq);
+  uint64_t append(EncodedRecord&& record, uint64_t seq) { return append(record, seq); }
   // Appends an intact frame of `size` bytes copied from another trace as it
   // is, with the sequence number it carries (`seq`, larger than every one
   // before it), in chunks of at most 4 MiB that `read(offset, dst, n)` fills.
@@ -52,10 +58,12 @@ class Writer {
   // `start`: where the record being written starts (cut back to it on failure).
   void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
   uint64_t add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq);
+  void start_writeback() noexcept;  // asks the kernel to write back what was appended since the last call
 
   std::string path_;
   int fd_ = -1;
   uint64_t offset_ = 0;
+  uint64_t writeback_from_ = 0;
   uint64_t next_seq_ = 0;
   std::vector<uint64_t> offsets_;
   std::vector<uint8_t> kinds_;

@@ -2,6 +2,7 @@
  * (NULL pointers, wrong struct_size, bad inputs). Includes only <peat/peat.h>. */
 #include <peat/peat.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,10 @@ int main(void) {
                    "\"max_abs_error\":0.5,\"max_rel_error\":0.25}]}\n"));
   CHECK_STATUS(peat_report_add_input(r, jsonl, &kind), PEAT_STATUS_OK);
   CHECK(kind == PEAT_REPORT_INPUT_PLAYBACK);
-  CHECK(write_text(runtime, "{\"noise_band\": 0.1, \"loss\": {\"golden\": [3, 2, 1], \"fi\": [3, 2.5, 2]},"
-                            " \"checkpoint_drift\": {\"fi\": [{\"tensor\": \"w\", \"count\": 4, \"rmse\": 0.1,"
+  CHECK(write_text(runtime, "{\"noise_band\": 0.1, \"loss_series\": {\"golden\": [3, 2, 1], \"c 1/10\": [3, 2.5, 2]},"
+                            " \"candidates\": [{\"name\": \"c\", \"runtime_fi\": [{\"every\": 10, \"label\": \"c 1/10\","
+                            " \"impact\": \"OUTSIDE_NOISE\", \"effect\": 5}]}],"
+                            " \"checkpoint_drift\": {\"c 1/10\": [{\"tensor\": \"w\", \"count\": 4, \"rmse\": 0.1,"
                             " \"relative_l2\": 0.2, \"max_abs_error\": 0.3}]}}"));
   CHECK_STATUS(peat_report_add_input(r, runtime, &kind), PEAT_STATUS_OK);
   CHECK(kind == PEAT_REPORT_INPUT_RUNTIME);
@@ -124,14 +127,72 @@ int main(void) {
   map.struct_size = sizeof map;
   peat_spatial_map_release(&map);
 
+  /* a noise band and runtime-FI runs through the library (the FI-run builder) */
+  {
+    double ref[12], rerun[12], cand[12];
+    peat_noise_band_t* band = NULL;
+    peat_noise_band_options_t bo;
+    peat_report_fi_run_t run;
+    peat_impact_t given;
+    for (i = 0; i < 12; ++i) {
+      ref[i] = 3.0 - 0.1 * i;
+      rerun[i] = ref[i] + (i % 2 ? 0.01 : -0.01);
+      cand[i] = ref[i] + 0.5; /* far outside */
+    }
+    peat_noise_band_options_init(&bo);
+    bo.window = 2;
+    CHECK_STATUS(peat_noise_band_create(ref, 12, &bo, &band), PEAT_STATUS_OK);
+    CHECK_STATUS(peat_report_add_noise_band(r, "train", band), PEAT_STATUS_BAD_STATE); /* no rerun yet */
+    CHECK_STATUS(peat_noise_band_add_rerun(band, rerun, 12, NAN), PEAT_STATUS_OK);
+    CHECK_STATUS(peat_report_add_noise_band(r, NULL, band), PEAT_STATUS_OK);
+    CHECK_STATUS(peat_report_add_noise_band(r, NULL, NULL), PEAT_STATUS_INVALID_ARGUMENT);
+    peat_noise_band_destroy(band); /* the report keeps its own copy */
+    peat_report_fi_run_init(NULL);
+    peat_report_fi_run_init(&run);
+    CHECK(run.candidate_calls == -1 && run.every == 0 && run.impact == NULL);
+    CHECK_STATUS(peat_report_add_fi_run(r, &run), PEAT_STATUS_INVALID_ARGUMENT); /* no candidate */
+    run.candidate = "fi<cand>";
+    run.every = 1;
+    run.loss = cand;
+    run.length = 12;
+    CHECK_STATUS(peat_report_add_fi_run(r, &run), PEAT_STATUS_OK); /* judged here: outside */
+    run.every = 10;
+    memset(&given, 0, sizeof given);
+    given.struct_size = sizeof given;
+    given.verdict = PEAT_IMPACT_INSIDE_NOISE;
+    given.effect = 0.25;
+    given.first_beyond_step = -1;
+    run.impact = &given;
+    CHECK_STATUS(peat_report_add_fi_run(r, &run), PEAT_STATUS_OK);
+    given.verdict = 7;
+    CHECK_STATUS(peat_report_add_fi_run(r, &run), PEAT_STATUS_INVALID_ARGUMENT);
+    run.impact = NULL;
+    run.loss = NULL;
+    CHECK_STATUS(peat_report_add_fi_run(r, &run), PEAT_STATUS_INVALID_ARGUMENT); /* loss NULL, length 12 */
+    run.struct_size = 3;
+    CHECK_STATUS(peat_report_add_fi_run(r, &run), PEAT_STATUS_VERSION_MISMATCH);
+    CHECK_STATUS(peat_report_add_fi_run(NULL, &run), PEAT_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(peat_report_add_fi_run(r, NULL), PEAT_STATUS_INVALID_ARGUMENT);
+  }
+  CHECK_STATUS(peat_report_add_playback(r, "x", NULL), PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(peat_report_focus_call(r, "not added", NULL, NULL), PEAT_STATUS_NOT_FOUND);
+  CHECK_STATUS(peat_report_focus_call(r, NULL, NULL, NULL), PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(peat_report_add_candidate_map(r, NULL, "m", &map), PEAT_STATUS_INVALID_ARGUMENT);
+
   page = render(r);
+  /* findings first: the summary, a row per candidate with its impact in band units */
+  CHECK(strstr(page, "<section id=\"summary\">") != NULL);
+  CHECK(strstr(page, "<section id=\"summary\">") < strstr(page, "<section id=\"inventory\">"));
+  CHECK(strstr(page, "<td>fi&lt;cand&gt;</td>") != NULL);
+  CHECK(strstr(page, "1/10 0.25 · 1/1 ") != NULL || strstr(page, "1/1 ") != NULL);
+  CHECK(strstr(page, "stays inside run-to-run noise at 1/10 and leaves it at 1/1") != NULL);
+  CHECK(strstr(page, "id=\"chart-cand-1-loss-1\"") != NULL); /* c's run from the JSON, with the band */
   CHECK(strstr(page, "id=\"chart-rel-hist-1\"") != NULL);
   CHECK(strstr(page, "id=\"chart-ulp-hist-1\"") != NULL);
   CHECK(strstr(page, "id=\"chart-xor-bits\"") != NULL);
-  CHECK(strstr(page, "id=\"chart-error-steps\"") != NULL);
+  CHECK(strstr(page, "id=\"chart-error-steps-1\"") != NULL);
   CHECK(strstr(page, "id=\"chart-spatial-map\"") != NULL);
-  CHECK(strstr(page, "id=\"chart-playback-steps-1\"") != NULL);
-  CHECK(strstr(page, "id=\"chart-loss\"") != NULL);
+  CHECK(strstr(page, "id=\"chart-playback-steps-1-1\"") != NULL);
   CHECK(strstr(page, "id=\"chart-drift\"") != NULL);
   CHECK(strstr(page, "DROPPED_WRITES") != NULL || strstr(page, "REGION") != NULL);
   CHECK(strstr(page, "64 x 64 elements, 64 mismatches") != NULL);

@@ -76,6 +76,27 @@ std::vector<RecordData> records() {
   out.emplace_back(ckpt);
   out.emplace_back(ScalarData{"loss", 2, 1.25});
   out.emplace_back(StepData{3, 1234567});
+  // Format 1.2: references to bytes stored earlier (record 0's input a, the
+  // checkpoint's w under another shape) and to an earlier tensor of the same
+  // record (record numbers are the writer's: 0, 1, 2, ...).
+  OpData refs;
+  refs.op = "aten::mm";
+  refs.step = 3;
+  const auto ref = [](const std::string& name, DLDataType dt, std::vector<int64_t> shape, uint64_t seq,
+                      peat_trace_slot_t slot, uint32_t index) {
+    TensorData t;
+    t.name = name;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    t.ref = TensorRef{seq, slot, index};
+    return t;
+  };
+  refs.inputs = {ref("a", {kDLFloat, 32, 1}, {4, 8}, 0, PEAT_TRACE_SLOT_INPUT, 0),
+                 ref("w", {kDLFloat, 32, 1}, {8}, 2, PEAT_TRACE_SLOT_CHECKPOINT, 0),
+                 tensor("z", {kDLFloat, 32, 1}, {16}, 7)};
+  refs.outputs = {ref("z_again", {kDLFloat, 32, 1}, {4, 4}, 5, PEAT_TRACE_SLOT_INPUT, 2)};
+  refs.outputs[0].strides = {1, 4};
+  out.emplace_back(refs);
   return out;
 }
 
@@ -175,6 +196,32 @@ void hostile_traces(const fs::path& tmp, const fs::path& out, const RunInfoData&
     std::vector<unsigned char> bytes = slurp(file);
     bytes[damaged + kFrameFixed + pad8(get_u32(bytes.data() + damaged + 8)) + 16] ^= 0x10;
     put(out, "odd_values", bytes.data(), bytes.size());
+  }
+  {
+    // Format 1.2: references into records a crash or a recovery left out
+    // (numbers 1 and 2 missing), into a later record, and to a reference.
+    const fs::path file = tmp / "lost_references.peat";
+    {
+      Writer w(file.string(), info);
+      OpData first;
+      first.op = "aten::relu";
+      first.outputs = {tensor("y", {kDLFloat, 32, 1}, {32}, 10)};
+      w.append(encode_record(first, PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1), 0);
+      OpData next;
+      next.op = "aten::add";
+      for (const auto& [seq, index] : std::vector<std::pair<uint64_t, uint32_t>>{{1, 0}, {0, 0}, {7, 0}, {3, 0}}) {
+        TensorData t;
+        t.name = "r";
+        t.dtype = {kDLFloat, 32, 1};
+        t.shape = {32};
+        t.ref = TensorRef{seq, seq == 3 ? PEAT_TRACE_SLOT_INPUT : PEAT_TRACE_SLOT_OUTPUT, index};
+        next.inputs.push_back(t);
+      }
+      w.append(encode_record(next, PEAT_TRACE_CODEC_RAW, 1), 3);
+      w.append(encode_record(ScalarData{"after", 1, 2}, PEAT_TRACE_CODEC_RAW, 1), 4);
+    }  // not closed: as if the writer were killed
+    const std::vector<unsigned char> bytes = slurp(file);
+    put(out, "lost_references", bytes.data(), bytes.size());
   }
   write("reordered", [&] {
     std::vector<EncodedRecord> v;

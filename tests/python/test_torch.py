@@ -93,6 +93,27 @@ def test_training_run_records_a_readable_trace(training_run):
     assert all(math_isfinite(v) for v in training_run["losses"])
 
 
+def test_training_run_stores_each_tensor_once(training_run):
+    """Trace format 1.2: the backward convolution's input is the forward's
+    bytes again (64x1x8x8 f32, 16 KiB); the trace holds them once, as a
+    reference that loads as the forward's tensor. Its weight (288 bytes) is
+    below the 4 KiB from which tensors are addressed: stored again."""
+    with peat.TraceReader(training_run["path"]) as r:
+        ops = list(r.records(kinds="op"))
+        fwd = [o for o in ops if o.name == "conv1/aten::convolution"]
+        bwd = [o for o in ops if o.name == "conv1/aten::convolution_backward"]
+        assert len(fwd) == len(bwd) == STEPS
+        for f, b in zip(fwd, bwd):
+            names = [r.tensor_info(b.index, "input", t).name for t in range(r.tensor_count(b.index, "input"))]
+            t = names.index("input")
+            info = r.tensor_info(b.index, "input", t)
+            assert info.reference is not None and info.encoded_bytes == 0, info
+            assert info.reference[:2] == ("input", 0)
+            assert (r.load(b.index, "input", t) == r.load(f.index, "input", 0)).all()
+            assert info.checksum == r.tensor_info(f.index, "input", 0).checksum
+            assert r.tensor_info(b.index, "input", names.index("weight")).reference is None
+
+
 def math_isfinite(v):
     return v == v and abs(v) != float("inf")
 

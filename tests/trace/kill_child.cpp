@@ -31,22 +31,27 @@ int main(int argc, char** argv) {
     return 4;
   }
   for (uint64_t i = 0;; ++i) {
-    std::vector<float> data = peat_kill::tensor(i);
-    int64_t shape[1] = {peat_kill::elements(i)};
-    DLTensor t{};
+    // inputs[1] repeats the tensor of the record before (the previous op's
+    // output, as in a training step): the trace stores it as a reference.
+    std::vector<float> data = peat_kill::tensor(i), before = peat_kill::tensor(i == 0 ? 0 : i - 1);
+    int64_t shape[1] = {peat_kill::elements(i)}, before_shape[1] = {peat_kill::elements(i == 0 ? 0 : i - 1)};
+    DLTensor t{}, p{};
     t.data = data.data();
     t.device = DLDevice{kDLCPU, 0};
     t.ndim = 1;
     t.dtype = DLDataType{kDLFloat, 32, 1};
     t.shape = shape;
-    const DLTensor* inputs[1] = {&t};
+    p = t;
+    p.data = before.data();
+    p.shape = before_shape;
+    const DLTensor* inputs[2] = {&t, &p};
     peat_op_record_t record;
     peat_op_record_init(&record);
     record.op = op;
     record.call_index = i;
     record.step = static_cast<int64_t>(i / 10);
     record.inputs = inputs;
-    record.n_inputs = 1;
+    record.n_inputs = 2;
     if (peat_profiler_record_op(profiler, &record, nullptr, nullptr) != PEAT_STATUS_OK ||
         peat_profiler_flush(profiler) != PEAT_STATUS_OK) {
       std::fprintf(stderr, "record %llu: %s\n", static_cast<unsigned long long>(i), peat_last_error_message());

@@ -7,7 +7,8 @@
 
 namespace peat_kill {
 
-// Op record i carries one f32 tensor of elements(i) values value(i, j).
+// Op record i carries an f32 tensor of elements(i) values value(i, j), then
+// the tensor of record i - 1 again (of record 0 for record 0).
 // Every 3rd record is large (4 MiB), so that kills also land inside a write.
 inline int64_t elements(uint64_t i) {
   return i % 3 == 2 ? (int64_t{1} << 20) : 1 + static_cast<int64_t>((i * 7919u) % 3000u);
@@ -15,6 +16,8 @@ inline int64_t elements(uint64_t i) {
 inline float value(uint64_t i, int64_t j) {
   return static_cast<float>(static_cast<int64_t>(i) * 3 - j) * 0.015625f;
 }
+// Bytes from which the profiler stores a repeated tensor as a reference.
+inline constexpr int64_t kReferenceMinBytes = 4096;
 inline std::vector<float> tensor(uint64_t i) {
   std::vector<float> v(static_cast<std::size_t>(elements(i)));
   for (int64_t j = 0; j < elements(i); ++j) v[static_cast<std::size_t>(j)] = value(i, j);

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   constexpr int kTrials = 24;
   uint64_t total_recovered = 0;
   int mid_record_tails = 0;
+  uint64_t references = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::string path = (work / ("t" + std::to_string(trial) + ".peat")).string();
     int fds[2];
@@ -123,11 +124,33 @@ int main(int argc, char** argv) {
       EXPECT(ls == PEAT_STATUS_OK && std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0,
              "trial %d: record %llu content differs (%s)", trial, static_cast<unsigned long long>(i),
              peat_last_error_message());
+      // inputs[1] repeats record i - 1's tensor: a reference across records
+      // (within record 0), followed after the kill like any stored tensor.
+      const uint64_t j = i == 0 ? 0 : i - 1;
+      const std::vector<float> again = peat_kill::tensor(j);
+      std::vector<float> got_again(again.size());
+      const peat_status_t rs = peat_trace_load_tensor(reader, i, PEAT_TRACE_SLOT_INPUT, 1, got_again.data(),
+                                                      got_again.size() * sizeof(float));
+      EXPECT(rs == PEAT_STATUS_OK && std::memcmp(got_again.data(), again.data(), again.size() * sizeof(float)) == 0,
+             "trial %d: record %llu: inputs[1] differs from record %llu's tensor (%s)", trial,
+             static_cast<unsigned long long>(i), static_cast<unsigned long long>(j), peat_last_error_message());
+      peat_trace_tensor_info_t ti{};
+      ti.struct_size = sizeof ti;
+      const bool big = peat_kill::elements(j) * 4 >= peat_kill::kReferenceMinBytes;
+      EXPECT(peat_trace_tensor_info(reader, i, PEAT_TRACE_SLOT_INPUT, 1, &ti) == PEAT_STATUS_OK &&
+                 ti.is_reference == (big ? 1 : 0) && (!big || ti.ref_seq == j),
+             "trial %d: record %llu: inputs[1] is%s a reference (expected %d, to %llu)", trial,
+             static_cast<unsigned long long>(i), ti.is_reference ? "" : " not", big ? 1 : 0,
+             static_cast<unsigned long long>(j));
+      if (big) ++references;
     }
     peat_trace_close(reader);
   }
-  std::printf("%d trials, %llu records recovered in all, %d files ended inside a record; %d expect_failures\n", kTrials,
-              static_cast<unsigned long long>(total_recovered), mid_record_tails, expect_failures);
+  std::printf("%d trials, %llu records recovered in all (%llu references followed), %d files ended inside a record; "
+              "%d expect_failures\n",
+              kTrials, static_cast<unsigned long long>(total_recovered), static_cast<unsigned long long>(references),
+              mid_record_tails, expect_failures);
+  EXPECT(references > 0, "no reference was recovered in %d trials", kTrials);
   std::filesystem::remove_all(work);
   return expect_failures == 0 ? 0 : 1;
 }

@@ -351,6 +351,7 @@ TEST_CASE("profiler: the byte budget bounds the file and counts what it drops", 
   const DLTensor* ins[1] = {&t};
   int queued = 0;
   for (int i = 0; i < 20; ++i) {
+    data[0] = static_cast<float>(i);  // distinct bytes: none is stored as a reference to another
     peat_op_record_t rec;
     peat_op_record_init(&rec);
     rec.op = op;

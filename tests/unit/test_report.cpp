@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 using namespace peat::report;
@@ -110,29 +111,66 @@ TEST_CASE("report: a multi-output op's group line gives one row per output, name
   CHECK(runs[0].groups[2].name == "fc/aten::mm");
 }
 
-TEST_CASE("report: the runtime reader finds loss series of several shapes, finetune and drift") {
+TEST_CASE("report: the runtime reader follows the schema: loss_series by run label, bands, FI runs, drift") {
   const auto r = read_runtime_json("r.json", R"({
-    "noise_band": 0.2, "model": "cnn",
-    "loss": {"golden": [3, 2, 1], "fi 1/10": [{"step": 0, "loss": 3}, {"step": 5, "loss": 2.5}]},
-    "candidates": [{"name": "c1", "runtime_fi": [{"every": 10, "loss_curve": {"steps": [0, 1], "values": [1, 2]}}]}],
-    "finetune": {"loss": {"golden": [1, 0.5]}, "fi_every": [1, 10, 100]},
-    "checkpoint_drift": {"fi 1/10": [{"tensor": "w", "count": 4, "rmse": 0.1, "relative_l2": 0.2, "max_abs_error": 0.3}]},
+    "noise_band": 0.2, "model": "cnn", "noise_band_reruns": 3, "noise_band_factor": 1.5, "loss_window": 4,
+    "loss_series": {"golden": {"steps": [0, 1, 2], "loss": [3, 2, 1]}, "c1 1/10": [3, 2.5, 2], "golden order 7": [3, 2, 1.1]},
+    "candidates": [{"name": "c1", "runtime_fi": [{"every": 10, "label": "c1 1/10", "impact": "OUTSIDE_NOISE", "effect": 2.5,
+                                                  "first_beyond_step": 2, "beyond_band_steps": 1,
+                                                  "finetune": {"impact": "INSIDE_NOISE", "effect": null}}]}],
+    "finetune": {"noise_band": 0.3, "first_step": 3, "loss_series": {"golden": [1, 0.5], "c1 1/10": [1, 0.6]}},
+    "my_loss_curve": [9, 8, 7],
+    "checkpoint_drift": {"c1 1/10": [{"tensor": "w", "count": 4, "rmse": 0.1, "relative_l2": 0.2, "max_abs_error": 0.3}]},
     "future": {"x": [1, 2, 3]}})");
-  CHECK(r.noise_band == 0.2);
-  REQUIRE(r.loss.size() == 3);  // keys in JSON object order (sorted): candidates, then loss
-  CHECK(r.loss[0].label == "candidates c1 runtime_fi 1/10");
-  CHECK(r.loss[0].x == std::vector<double>{0, 1});
-  CHECK(r.loss[1].label == "fi 1/10");
-  CHECK(r.loss[1].x == std::vector<double>{0, 5});
-  CHECK(r.loss[2].label == "golden");
-  CHECK(r.loss[2].y == std::vector<double>{3, 2, 1});
-  REQUIRE(r.finetune_loss.size() == 1);
-  CHECK(r.finetune_loss[0].label == "finetune golden");
+  REQUIRE(r.bands.size() == 2);
+  CHECK(r.bands[0].stage == "pretrain");
+  CHECK(r.bands[0].band == 0.2);
+  CHECK(r.bands[0].k == 3);
+  CHECK(r.bands[0].window == 4);
+  CHECK(r.bands[0].golden.y == std::vector<double>{3, 2, 1});
+  CHECK(r.bands[1].stage == "finetune");
+  CHECK(r.bands[1].golden.x == std::vector<double>{3, 4});  // first_step shifts a plain array
+  REQUIRE(r.fi_runs.size() == 2);
+  CHECK(r.fi_runs[0].candidate == "c1");
+  CHECK(r.fi_runs[0].every == 10);
+  CHECK(r.fi_runs[0].loss.y == std::vector<double>{3, 2.5, 2});
+  REQUIRE(r.fi_runs[0].impact);
+  CHECK(r.fi_runs[0].impact->verdict == PEAT_IMPACT_OUTSIDE_NOISE);
+  CHECK(r.fi_runs[0].impact->effect == 2.5);
+  CHECK(r.fi_runs[0].impact->first_beyond_step == 2);
+  CHECK(r.fi_runs[1].stage == "finetune");
+  CHECK(std::isinf(r.fi_runs[1].impact->effect));  // null: infinite
+  CHECK(r.fi_runs[1].loss.y == std::vector<double>{1, 0.6});
+  // A golden rerun is drawn as such; a key that merely names a loss is not read.
+  REQUIRE(r.other_runs.size() == 1);
+  CHECK(r.other_runs[0].second.label == "golden order 7");
   REQUIRE(r.drift.size() == 1);
   CHECK(r.drift[0].second[0].relative_l2 == 0.2);
-  CHECK(r.candidates.at(0).runtime_fi.at(0).every == "10");
   CHECK_THROWS_AS(read_runtime_json("r.json", "[1, 2]"), peat::Error);
   CHECK_THROWS_AS(read_runtime_json("r.json", R"({"checkpoint_drift": {"a": 3}})"), peat::Error);
+  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"loss_series": {"golden": {"steps": [1], "loss": [1, 2]}}})"), peat::Error);
+  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"loss_series": {"golden": ["x", 2]}})"), peat::Error);
+}
+
+TEST_CASE("report: charts keep their series limit and bounded sizes") {
+  std::vector<LineSeries> many;
+  for (int k = 0; k < 14; ++k) many.push_back({"op " + std::to_string(k), {0, 1, 2}, {1e-30, 1e-3, 1e-2}, false});
+  const std::string one = line_chart("c", "t", many, std::nullopt, "x", "y", true);
+  CHECK(one.find("data-series=\"6\"") != std::string::npos);
+  CHECK(one.find("op 6") == std::string::npos);  // the 7th series is not drawn
+  CHECK(one.find("1e-12") != std::string::npos);  // 10 decades below the top (1e-2), not 1e-30
+  CHECK(one.find("1e-30") == std::string::npos);
+  const std::string multi = small_multiples("m", "t", many, "x", "y", true);
+  CHECK(multi.find("id=\"m-3\"") != std::string::npos);
+  CHECK(multi.find("id=\"m-4\"") == std::string::npos);
+  CHECK(multi.find("op 13") != std::string::npos);
+  // A heat map of 84 rows stays within its bounded height.
+  std::vector<double> values(84 * 32, 1.0);
+  std::vector<std::string> rows(84, "row");
+  const std::string map = heat_map("h", "t", 84, 32, values, rows, {}, "x", false);
+  const auto at = map.find("height=\"");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(map.substr(at + 8)) <= kMaxHeatMapHeight + 100);
 }
 
 TEST_CASE("report: signatures of one (source, op) merge, others make their own groups") {

@@ -5,6 +5,7 @@
 // through the analyzer (signature + spatial map) and the detector.
 #include "commands.hpp"
 #include "common.hpp"
+#include "compare_ranks.hpp"
 #include "op_family.hpp"
 #include "replay.hpp"
 #include "verdicts.hpp"
@@ -24,6 +25,8 @@ namespace {
 struct Options {
   std::string golden, candidate, op_glob;
   bool json = false, csv_out = false;
+  std::vector<std::string> ranks;  // --ranks: the rank traces of one run (compare_ranks.hpp)
+  std::string collective = "*allreduce*";
 };
 
 // family, phase, layer, call index, occurrence: several ops of one family in one
@@ -238,12 +241,30 @@ Command add_compare(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "compare", "Align the op invocations of two traces recorded on different stacks and analyse every aligned pair");
   auto o = std::make_shared<Options>();
-  sub->add_option("GOLDEN_TRACE", o->golden, "trace of the trusted stack")->required();
-  sub->add_option("CANDIDATE_TRACE", o->candidate, "trace of the stack under test")->required();
+  sub->add_option("GOLDEN_TRACE", o->golden, "trace of the trusted stack");
+  sub->add_option("CANDIDATE_TRACE", o->candidate, "trace of the stack under test");
+  sub->add_option("--ranks", o->ranks,
+                  "instead: the rank traces of one data-parallel run; checks that parameters and all-reduced "
+                  "gradients agree across ranks and names the first step, op and rank that diverge")
+      ->expected(1, 1 << 20);
+  sub->add_option("--collective", o->collective, "with --ranks: glob of the collective ops whose outputs must agree");
   sub->add_option("--op", o->op_glob, "only ops whose family or name matches this shell glob (e.g. gemm)");
   auto* j = sub->add_flag("--json", o->json, "print one JSON object (docs/schemas/compare.schema.json)");
   sub->add_flag("--csv", o->csv_out, "print one CSV line per aligned pair")->excludes(j);
-  return {sub, [o] { return run(*o); }};
+  return {sub, [o] {
+            if (!o->ranks.empty()) {
+              if (!o->golden.empty() || o->csv_out)
+                throw CliError(kUsage, "--ranks takes the traces itself (and has no --csv)");
+              CompareRanksOptions ro;
+              ro.traces = o->ranks;
+              ro.collective_glob = o->collective;
+              ro.json = o->json;
+              return run_compare_ranks(ro);
+            }
+            if (o->golden.empty() || o->candidate.empty())
+              throw CliError(kUsage, "GOLDEN_TRACE and CANDIDATE_TRACE are required (or --ranks TRACE...)");
+            return run(*o);
+          }};
 }
 
 }  // namespace peat_cli

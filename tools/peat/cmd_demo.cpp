@@ -56,7 +56,9 @@ int run(const Options& opt) {
   r.inputs = {(out / "golden.peat").string(), (out / "playback.jsonl").string(), (out / "report.json").string()};
   const fs::path lib = demo.parent_path().parent_path() / "candidates" / "libpeat_candidates.so";
   if (fs::exists(lib))
-    for (const char* c : {"peat_cand_bf16", "peat_cand_tile_drop", "peat_cand_stuck_bit27"})
+    // Every candidate the demo plays back: the report judges each call of each.
+    for (const char* c : {"peat_cand_blocked", "peat_cand_pairwise", "peat_cand_bf16", "peat_cand_tf32", "peat_cand_fp16acc",
+                          "peat_cand_splitk_racy", "peat_cand_tile_drop", "peat_cand_no_alpha", "peat_cand_stuck_bit27"})
       r.candidates.push_back(lib.string() + ":" + c + "_kernel");
   r.output = (out / "report.html").string();
   r.title = "PEAT demo report";

@@ -21,42 +21,34 @@ const char* kind_name(peat_report_input_kind_t k) {
   return k == PEAT_REPORT_INPUT_TRACE ? "trace" : k == PEAT_REPORT_INPUT_PLAYBACK ? "playback results" : "runtime-FI report";
 }
 
-// Replays `spec` over the trace and adds every compared record's signature;
-// the op's detection goes with its last record.
+// The candidate's name on the page: the symbol without "_kernel"
+// ("peat_cand_bf16"), as make demo's report.json names it.
+std::string candidate_name(const std::string& spec) {
+  std::string name = spec.substr(spec.rfind(':') + 1);
+  const std::string suffix = "_kernel";
+  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    name.resize(name.size() - suffix.size());
+  return name;
+}
+
+// Replays `spec` over the trace and hands the playback to the report (its
+// per-call verdicts and detections), then maps the call the report names as
+// the most informative.
 void add_candidate(peat_report_t* report, const peat_trace_reader_t* reader, const std::string& trace, const std::string& spec) {
   ReplayOptions ro;
   ro.candidate = spec;
   ro.run_twice = true;
   Replay replay(reader, trace, ro);
-  const std::string source = spec.substr(spec.rfind(':') + 1);
-  uint64_t results = 0;
-  check(peat_playback_result_count(replay.playback(), &results), trace);
-  std::map<std::pair<std::string, uint64_t>, uint64_t> last;  // (op, output) -> last result index
-  for (uint64_t i = 0; i < results; ++i) {
-    peat_playback_result_t r{};
-    r.struct_size = sizeof r;
-    check(peat_playback_result(replay.playback(), i, &r), trace);
-    if (r.status != PEAT_STATUS_OK) continue;
-    for (uint64_t o = 0; o < r.n_outputs; ++o) last[{r.op, o}] = i;
+  const std::string name = candidate_name(spec);
+  check(peat_report_add_playback(report, name.c_str(), replay.playback()), "report");
+  uint64_t record = 0, output = 0;
+  if (peat_report_focus_call(report, name.c_str(), &record, &output) != PEAT_STATUS_OK) return;  // every call exact
+  WorstCall call;
+  if (replay.map_call(record, output, call)) {
+    const peat_status_t s = peat_report_add_candidate_map(report, name.c_str(), call.label.c_str(), &call.map);
+    peat_spatial_map_release(&call.map);
+    check(s, "report");
   }
-  for (uint64_t i = 0; i < results; ++i) {
-    peat_playback_result_t r{};
-    r.struct_size = sizeof r;
-    check(peat_playback_result(replay.playback(), i, &r), trace);
-    if (r.status != PEAT_STATUS_OK) continue;
-    for (uint64_t o = 0; o < r.n_outputs; ++o) {
-      peat_signature_t sig;
-      peat_signature_init(&sig);
-      check(peat_playback_result_signature(replay.playback(), i, o, PEAT_PLAYBACK_FIRST_VS_GOLDEN, &sig), trace);
-      const std::string op = o == 0 ? std::string(r.op) : std::string(r.op) + " [output " + std::to_string(o) + "]";
-      const peat_detection_t* det = nullptr;
-      if (last[{r.op, o}] == i)
-        for (const OpVerdict& v : replay.ops())
-          if (v.op == r.op && v.output == o && v.detected) det = &v.detection;
-      check(peat_report_add_signature(report, source.c_str(), op.c_str(), r.step, r.call_index, &sig, det), "report");
-    }
-  }
-  if (replay.worst().valid) check(peat_report_add_spatial_map(report, replay.worst().label.c_str(), &replay.worst().map), "report");
 }
 
 }  // namespace

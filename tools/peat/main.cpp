@@ -3,12 +3,15 @@
 // the HTML report, run the demo. Exit codes: common.hpp / `peat --help`.
 #include "commands.hpp"
 #include "common.hpp"
+#include "ranks.hpp"
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace peat_cli;
   CLI::App app{"peat: pseudo-error assessment of kernel implementations in DNN training (libpeat " +
                std::string(peat_version_string()) + ")"};
@@ -35,17 +38,31 @@ int main(int argc, char** argv) {
   }
   for (auto& [sub, fn] : commands) {
     if (!sub->parsed()) continue;
+    // Under MPI an error names the rank, and rank 0 hears of it (it stops waiting for this rank).
+    Ranks& ranks = Ranks::instance();
+    const std::string who = ranks.world() > 1 ? " (rank " + std::to_string(ranks.rank()) + ")" : std::string();
     try {
       return fn();
     } catch (const CliError& e) {
       std::fflush(stdout);
-      std::fprintf(stderr, "peat %s: %s\n", sub->get_name().c_str(), one_line(e.what()).c_str());
+      std::fprintf(stderr, "peat %s%s: %s\n", sub->get_name().c_str(), who.c_str(), one_line(e.what()).c_str());
+      ranks.report_failure(one_line(e.what()));
       return e.code();
     } catch (const std::exception& e) {
       std::fflush(stdout);
-      std::fprintf(stderr, "peat %s: internal error: %s\n", sub->get_name().c_str(), one_line(e.what()).c_str());
+      std::fprintf(stderr, "peat %s%s: internal error: %s\n", sub->get_name().c_str(), who.c_str(),
+                   one_line(e.what()).c_str());
+      ranks.report_failure("internal error: " + one_line(e.what()));
       return kInternal;
     }
   }
   return kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  peat_cli::Ranks& ranks = peat_cli::Ranks::instance();
+  ranks.init(&argc, &argv);
+  return ranks.finish(run(argc, argv));
 }

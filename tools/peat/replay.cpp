@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -59,10 +61,19 @@ Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const 
   po.thread_safe = options.jobs > 1 ? 1 : 0;
   po.num_threads = options.jobs > 1 ? options.jobs : 0;
   if (options.progress) po.progress = draw_progress;
+  if (options.progress_fn != nullptr) po.progress = options.progress_fn;
+  po.partition_rank = options.partition_rank;
+  po.partition_world = options.partition_world;
   check(peat_playback_create(reader, &po, &playback_), path_);
   const peat_status_t s = peat_playback_set_candidate_symbol(playback_, options.candidate.c_str(), nullptr);
   if (s != PEAT_STATUS_OK) throw CliError(kCandidate, "--candidate: " + library_message());
+  const auto started = std::chrono::steady_clock::now();
+  const std::clock_t cpu = std::clock();
   check(peat_playback_run(playback_), path_);
+  run_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run_cpu_s_ = static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
+  if (options.merge) options.merge(playback_);
+  if (!options.analyse) return;
   summary_.struct_size = sizeof summary_;
   check(peat_playback_summary(playback_, &summary_), "playback summary");
   detect_ops();
@@ -161,20 +172,25 @@ void Replay::map_worst_call() {
     }
   }
   if (!found) return;
+  map_call(best.record, 0, worst_);
+}
+
+// Re-runs the candidate on `record` and maps where its output `output` differs.
+bool Replay::map_call(uint64_t record, uint64_t output, WorstCall& into) const {
   const peat_kernel_fn fn = load_kernel(options_.candidate);
-  const peat_trace_record_info_t info = record_info(reader_, best.record);
+  const peat_trace_record_info_t info = record_info(reader_, record);
   std::vector<Tensor> inputs, golden;
   for (uint64_t i = 0; i < info.n_inputs; ++i) {
     DLManagedTensor* t = nullptr;
-    check(peat_trace_load_tensor_alloc(reader_, best.record, PEAT_TRACE_SLOT_INPUT, i, &t), path_);
+    check(peat_trace_load_tensor_alloc(reader_, record, PEAT_TRACE_SLOT_INPUT, i, &t), path_);
     inputs.emplace_back(t);
   }
   for (uint64_t i = 0; i < info.n_outputs; ++i) {
     DLManagedTensor* t = nullptr;
-    check(peat_trace_load_tensor_alloc(reader_, best.record, PEAT_TRACE_SLOT_OUTPUT, i, &t), path_);
+    check(peat_trace_load_tensor_alloc(reader_, record, PEAT_TRACE_SLOT_OUTPUT, i, &t), path_);
     golden.emplace_back(t);
   }
-  if (golden.empty()) return;
+  if (output >= golden.size()) return false;
   std::vector<DLTensor> in, out;
   std::vector<std::vector<unsigned char>> buffers;
   for (auto& t : inputs) in.push_back(t->dl_tensor);
@@ -189,23 +205,35 @@ void Replay::map_worst_call() {
     out.push_back(o);
   }
   if (fn(nullptr, in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), nullptr) != 0)
-    return;  // the playback already reports candidate failures
+    return false;  // the playback already reports candidate failures
   peat_signature_config_t cfg;
   peat_signature_config_init(&cfg);
   peat_signature_t sig;
   peat_signature_init(&sig);
-  peat_spatial_map_init(&worst_.map);
-  if (peat_analyze(&golden[0]->dl_tensor, &out[0], &cfg, &sig, &worst_.map) != PEAT_STATUS_OK) {
-    peat_spatial_map_release(&worst_.map);
-    return;
+  if (into.valid) peat_spatial_map_release(&into.map);
+  into.valid = false;
+  peat_spatial_map_init(&into.map);
+  if (peat_analyze(&golden[output]->dl_tensor, &out[output], &cfg, &sig, &into.map) != PEAT_STATUS_OK) {
+    peat_spatial_map_release(&into.map);
+    return false;
   }
-  worst_.valid = true;
-  worst_.record = best.record;
+  bool bitwise = false;
+  if (into.map.mismatch_count == 0) {  // within tolerance: map where the bits differ
+    cfg.map_mismatch = PEAT_MISMATCH_BITWISE;
+    bitwise = true;
+    if (peat_analyze(&golden[output]->dl_tensor, &out[output], &cfg, &sig, &into.map) != PEAT_STATUS_OK) {
+      peat_spatial_map_release(&into.map);
+      return false;
+    }
+  }
+  into.valid = true;
+  into.record = record;
   char label[512];
-  std::snprintf(label, sizeof label, "%s: %s record %llu (step %lld, call %llu)", options_.candidate.c_str(), best.op,
-                static_cast<unsigned long long>(best.record), static_cast<long long>(best.step),
-                static_cast<unsigned long long>(best.call_index));
-  worst_.label = label;
+  std::snprintf(label, sizeof label, "%s: %s record %llu, output %llu (%s)", options_.candidate.c_str(), info.name,
+                static_cast<unsigned long long>(record), static_cast<unsigned long long>(output),
+                bitwise ? "bitwise mismatches" : "tolerance failures");
+  into.label = label;
+  return true;
 }
 
 }  // namespace peat_cli

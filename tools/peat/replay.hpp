@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,14 @@ struct ReplayOptions {
   bool run_twice = false;  // --repeat 2
   int jobs = 1;            // > 1: the candidate is called from several threads
   bool progress = false;   // draw a progress bar on stderr
+  // Partitioned playback (docs/distributed.md): this process replays share
+  // partition_rank of partition_world; `merge` (when set) runs after the
+  // share's run and brings the other shares' results in (peat_playback_import);
+  // with analyse false the Replay stops after that (ranks other than 0).
+  uint32_t partition_rank = 0, partition_world = 1;
+  peat_playback_progress_fn progress_fn = nullptr;  // instead of the bar: called after each record
+  std::function<void(peat_playback_t*)> merge;
+  bool analyse = true;
 };
 
 struct OpVerdict {
@@ -52,8 +61,14 @@ class Replay {
   const peat_playback_summary_t& summary() const { return summary_; }
   const std::vector<OpVerdict>& ops() const { return ops_; }
   const WorstCall& worst() const { return worst_; }
+  double run_seconds() const { return run_s_; }  // this process's share of the playback: wall time
+  double run_cpu_seconds() const { return run_cpu_s_; }  // and CPU time (all its threads)
   // Records with tolerance failures, new non-finite values or failures.
   bool findings() const;
+  // Re-runs the candidate on trace record `record` and maps output `output`
+  // into `into` (its earlier map released); false when the candidate fails
+  // or the map cannot be made.
+  bool map_call(uint64_t record, uint64_t output, WorstCall& into) const;
 
  private:
   void detect_ops();
@@ -66,6 +81,7 @@ class Replay {
   peat_playback_summary_t summary_{};
   std::vector<OpVerdict> ops_;
   WorstCall worst_;
+  double run_s_ = 0, run_cpu_s_ = 0;
 };
 
 // "lib.so:symbol" -> the kernel, opened with dlopen(RTLD_NOW | RTLD_LOCAL).

@@ -162,6 +162,30 @@ peat_attr_t string_attr(const char* key, const char* v) {
   return a;
 }
 
+// The op id of an entry point and whether a policy may fire for it, per
+// thread and keyed by the entry's address (each wrapper passes its own string
+// literal): the non-firing path then interns nothing and matches no glob.
+struct EntryInfo {
+  const char* entry = nullptr;
+  uint32_t op = 0;
+  bool may_fire = false;
+};
+constexpr int kEntryCache = 16;
+thread_local EntryInfo t_entries[kEntryCache];
+
+const EntryInfo* entry_info(Runtime& rt, const char* entry) {
+  for (const EntryInfo& e : t_entries) {
+    if (e.entry == entry) return &e;
+    if (e.entry == nullptr) break;
+  }
+  EntryInfo info{entry, 0, rt.may_fire(entry)};
+  if (peat_session_intern_op(rt.session(), entry, &info.op) != PEAT_STATUS_OK) return nullptr;
+  for (EntryInfo& e : t_entries)
+    if (e.entry == nullptr) return &(e = info);
+  static thread_local EntryInfo overflow;  // more entry points than slots: the last one only
+  return &(overflow = info);
+}
+
 }  // namespace
 
 bool in_intercepted_call() { return t_depth > 0; }
@@ -176,10 +200,18 @@ int route_gemm(GemmCall& call, RealFn real, void* ctx) {
   peat_interpose_gemm_t& g = call.attrs;
   const char* entry = g.entry;
 
-  uint32_t op = 0;
-  if (peat_session_intern_op(rt.session(), entry, &op) != PEAT_STATUS_OK) {
+  const EntryInfo* info = entry_info(rt, entry);
+  if (info == nullptr) {
     rt.warn_once(entry, std::string(entry) + ": cannot intern the op: " + peat_last_error_message() +
                             "; its calls pass through");
+    return real(ctx);
+  }
+  const uint32_t op = info->op;
+  if (rt.profiler() == nullptr && !info->may_fire && call.supported) {
+    // Nothing to record and no policy names this entry: the call is counted
+    // (the persistent-kernel-calling count) and runs as it is.
+    uint64_t index = 0;
+    (void)peat_session_next_call(rt.session(), op, &index);
     return real(ctx);
   }
   if (!call.supported || g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) {

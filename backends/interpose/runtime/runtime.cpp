@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fnmatch.h>
 #include <mutex>
 #include <set>
 #include <string>
@@ -148,6 +149,7 @@ void Runtime::start() {
     for (std::size_t i = 0; i < config.policies.size(); ++i) {
       PolicyConfig& p = config.policies[i];
       p.policy.op_pattern = p.op.c_str();
+      policy_globs_.push_back(p.op);
       p.policy.spec = p.has_model ? &p.spec : nullptr;
       if (peat_injector_add_policy(injector_, &p.policy, nullptr) != PEAT_STATUS_OK)
         return refuse("PEAT_INTERPOSE_FI policy " + std::to_string(i + 1));
@@ -167,6 +169,12 @@ void Runtime::start() {
 }
 
 void Runtime::at_exit() { get().stop(); }
+
+bool Runtime::may_fire(const char* entry) const {
+  for (const std::string& glob : policy_globs_)
+    if (::fnmatch(glob.c_str(), entry, 0) == 0) return true;
+  return false;
+}
 
 void Runtime::stop() {
   if (!enabled_) return;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 namespace peat::interpose {
 
@@ -30,6 +31,10 @@ class Runtime {
   int32_t device_type() const { return device_type_; }
   bool has_run_both() const { return has_run_both_; }
   bool has_candidates() const { return has_candidates_; }
+  // Whether an injector policy (PEAT_INTERPOSE_FI) names this entry point
+  // (glob match): an entry no policy names never fires, and with no profiler
+  // its calls only need counting. Decided once per entry by route_gemm.
+  bool may_fire(const char* entry) const;
 
   // A warning, once per key: into the session log and on stderr.
   void warn_once(const std::string& key, const std::string& message);
@@ -52,6 +57,7 @@ class Runtime {
   int32_t device_type_ = 1;
   bool has_run_both_ = false;
   bool has_candidates_ = false;
+  std::vector<std::string> policy_globs_;
   std::string log_path_;
 };
 

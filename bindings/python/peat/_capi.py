@@ -246,7 +246,9 @@ class TraceTensorInfo(Structure):
                 ("dtype", DLDataType), ("device", DLDevice), ("shape", POINTER(c_int64)),
                 ("numel", c_int64), ("raw_bytes", c_uint64), ("encoded_bytes", c_uint64),
                 ("codec", c_int32), ("reserved", c_int32), ("checksum", c_uint64),
-                ("strides", POINTER(c_int64)), ("storage_offset", c_int64)]
+                ("strides", POINTER(c_int64)), ("storage_offset", c_int64),
+                ("is_reference", c_int32), ("ref_slot", c_int32), ("ref_seq", c_uint64),
+                ("ref_tensor", c_uint64)]
 
 # ---------------------------------------------------------------- profiler --
 
@@ -260,7 +262,8 @@ class ProfilerOptions(Structure):
                 ("framework", c_char_p), ("device", c_char_p), ("vendor", c_char_p),
                 ("tags", POINTER(ProfilerTag)), ("n_tags", c_uint32), ("zstd_level", c_int32),
                 ("queue_bytes", c_uint64), ("full_queue_policy", c_int32),
-                ("default_record", c_int32), ("byte_budget", c_uint64)]
+                ("default_record", c_int32), ("byte_budget", c_uint64),
+                ("content_index_entries", c_uint64)]
 
 
 class SampleRule(Structure):
@@ -385,11 +388,20 @@ class PlaybackOptions(Structure):
                 ("attrs_mode", c_int32), ("filter", POINTER(TraceFilter)),
                 ("config", POINTER(SignatureConfig)), ("max_in_flight", c_uint32),
                 ("num_threads", c_int32), ("progress", PROGRESS_FN),
-                ("progress_user", c_void_p), ("isolate", c_int32), ("timeout_ms", c_uint32)]
+                ("progress_user", c_void_p), ("isolate", c_int32), ("timeout_ms", c_uint32),
+                ("partition_rank", c_uint32), ("partition_world", c_uint32)]
 
 
 class ReportOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("max_table_rows", c_uint32), ("title", c_char_p)]
+
+
+class ReportFiRun(Structure):
+    _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32), ("candidate", c_char_p),
+                ("label", c_char_p), ("stage", c_char_p), ("every", c_uint64),
+                ("candidate_calls", c_int64), ("loss", POINTER(c_double)), ("length", c_size_t),
+                ("steps", POINTER(c_int64)), ("impact", POINTER(Impact)),
+                ("param_drift", c_double), ("test_accuracy", c_double)]
 
 
 class PlaybackSummary(Structure):
@@ -606,6 +618,12 @@ _PROTOTYPES = {
     "peat_report_add_spatial_map": (S, [c_void_p, c_char_p, P(SpatialMap)]),
     "peat_report_render_html": (S, [c_void_p, c_char_p, c_size_t, P(c_size_t)]),
     "peat_report_write_html": (S, [c_void_p, c_char_p]),
+    "peat_report_add_playback": (S, [c_void_p, c_char_p, c_void_p]),
+    "peat_report_focus_call": (S, [c_void_p, c_char_p, P(c_uint64), P(c_uint64)]),
+    "peat_report_add_candidate_map": (S, [c_void_p, c_char_p, c_char_p, P(SpatialMap)]),
+    "peat_report_add_noise_band": (S, [c_void_p, c_char_p, c_void_p]),
+    "peat_report_fi_run_init": (None, [P(ReportFiRun)]),
+    "peat_report_add_fi_run": (S, [c_void_p, P(ReportFiRun)]),
     "peat_playback_create": (S, [c_void_p, P(PlaybackOptions), P(c_void_p)]),
     "peat_playback_destroy": (None, [c_void_p]),
     "peat_playback_set_candidate": (S, [c_void_p, KERNEL_FN, c_void_p]),
@@ -621,6 +639,10 @@ _PROTOTYPES = {
     "peat_playback_group_signature": (S, [c_void_p, c_int32, c_uint64, c_uint64, c_int32,
                                           P(Signature)]),
     "peat_playback_write_jsonl": (S, [c_void_p, c_char_p, c_int32]),
+    "peat_playback_partition_share": (S, [c_void_p, c_uint32, POINTER(c_uint64), POINTER(c_uint64),
+                                          POINTER(c_uint64)]),
+    "peat_playback_export": (S, [c_void_p, c_void_p, c_size_t, POINTER(c_size_t)]),
+    "peat_playback_import": (S, [c_void_p, c_void_p, c_size_t]),
 }
 
 # (struct, its init function, extra init arguments): sizes the library reports.
@@ -645,6 +667,7 @@ _SIZE_CHECKS = [
     (Detection, "peat_detection_init", ()),
     (PlaybackOptions, "peat_playback_options_init", ()),
     (ReportOptions, "peat_report_options_init", ()),
+    (ReportFiRun, "peat_report_fi_run_init", ()),
 ]
 
 

@@ -160,6 +160,9 @@ class Playback(OwnsHandle):
                   (meant for shared-object candidates; see peat/playback.h).
     timeout_ms:   with isolate, the wall-clock limit of one candidate call in
                   milliseconds (0 = none; default: the library's, 10000).
+    partition:    (rank, world): replay only share `rank` of `world` of the
+                  selected records; export_results / import_results merge the
+                  shares (docs/distributed.md; peat.torch.distributed_playback).
     """
 
     _h = None  # the C handle; None until created, after close
@@ -169,7 +172,7 @@ class Playback(OwnsHandle):
                  attrs: str | None = None, thread_safe: bool = False, run_twice: bool = False,
                  max_in_flight: int = 4, num_threads: int = 0, progress=None,
                  config: dict | None = None, session=None, isolate: bool = False,
-                 timeout_ms: int | None = None):
+                 timeout_ms: int | None = None, partition: tuple | None = None):
         if attrs is None:
             attrs = "null" if isinstance(candidate, str) else "list"
         opts = _capi.PlaybackOptions()
@@ -180,6 +183,8 @@ class Playback(OwnsHandle):
         opts.isolate = int(isolate)
         if timeout_ms is not None:
             opts.timeout_ms = timeout_ms
+        if partition is not None:
+            opts.partition_rank, opts.partition_world = int(partition[0]), int(partition[1])
         self._filter = make_filter(kinds="op", op_glob=op_glob, step_min=step_min,
                                    step_max=step_max, phase=phase)
         opts.filter = ctypes.pointer(self._filter)
@@ -504,6 +509,27 @@ class Playback(OwnsHandle):
                         ctx["op_kind"] = "unknown"
                 out[label] = detect(sig, **ctx)
         return out
+
+    def share(self, rank: int) -> tuple:
+        """(first record, end record, records) of share `rank` of the partition."""
+        first, end, n = c_uint64(), c_uint64(), c_uint64()
+        check(lib.peat_playback_partition_share(self._h, rank, byref(first), byref(end), byref(n)),
+              "peat_playback_partition_share")
+        return first.value, end.value, n.value
+
+    def export_results(self) -> bytes:
+        """The last run's results as bytes for import_results in another
+        process of the same build (peat_playback_export)."""
+        size = ctypes.c_size_t()
+        check(lib.peat_playback_export(self._h, None, 0, byref(size)), "peat_playback_export")
+        buf = ctypes.create_string_buffer(max(size.value, 1))
+        check(lib.peat_playback_export(self._h, buf, size.value, byref(size)), "peat_playback_export")
+        return buf.raw[:size.value]
+
+    def import_results(self, data: bytes) -> None:
+        """Merges another share's export_results into this playback (after its
+        own run): with every share in, the results equal one unpartitioned run."""
+        check(lib.peat_playback_import(self._h, data, len(data)), "peat_playback_import")
 
     def write_jsonl(self, path, append: bool = False) -> None:
         """The results as JSON lines (records, then groups)."""

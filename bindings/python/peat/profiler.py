@@ -65,7 +65,11 @@ class Profiler(ClosesOnExit):
                  framework: str = "", device: str | None = None, vendor: str | None = None,
                  tags: dict | None = None, zstd_level: int = 1, queue_bytes: int | None = None,
                  drop_when_full: bool = False, default_record: bool = True,
-                 byte_budget: int = 0):
+                 byte_budget: int = 0, content_index_entries: int | None = None):
+        """content_index_entries: how many recorded tensor contents the
+        profiler remembers so that a repeated tensor is stored once, as a
+        reference (trace format 1.2); 0 stores every tensor in its record.
+        None keeps the library's default (65536)."""
         opts = _capi.ProfilerOptions()
         lib.peat_profiler_options_init(byref(opts))
         opts.codec = {"raw": 0, "shuffle_zstd": 1}[codec] if isinstance(codec, str) else codec
@@ -80,6 +84,8 @@ class Profiler(ClosesOnExit):
             opts.queue_bytes = queue_bytes
         opts.full_queue_policy = 1 if drop_when_full else 0
         opts.default_record, opts.byte_budget = int(default_record), byte_budget
+        if content_index_entries is not None:
+            opts.content_index_entries = content_index_entries
         handle = c_void_p()
         check(lib.peat_profiler_create(session.handle, byref(opts), byref(handle)),
               "peat_profiler_create")

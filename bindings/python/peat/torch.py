@@ -21,8 +21,10 @@ callable candidate(func, args, kwargs) returning what func would return.
 """
 from __future__ import annotations
 
+import ctypes
 import fnmatch
 import math
+import threading
 import warnings
 
 import torch
@@ -31,7 +33,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .analyzer import Aggregator, analyze
 from .errors import PeatError
 from .impact import golden_reruns  # noqa: F401  (k golden reruns of a train function)
-from .injector import Injector
+from ._capi import lib as _lib
+from .injector import ACTION_NAMES as _ACTION_NAMES, Injector
 from .session import Session
 from .labels import output_label
 
@@ -140,6 +143,17 @@ def _clone_layout(t):
         except RuntimeError:  # overlapping (broadcast) strides
             pass
     return t.clone(memory_format=torch.preserve_format)
+
+
+def _has_fake(args) -> bool:
+    """Whether a FakeTensor is among the arguments (lists and tuples searched),
+    without building a list."""
+    for a in args:
+        if isinstance(a, _FakeTensor):
+            return True
+        if isinstance(a, (list, tuple)) and a and _has_fake(a):
+            return True
+    return False
 
 
 def _tensors(obj):
@@ -460,6 +474,35 @@ class PeatMode(TorchDispatchMode):
         self.ops_handled = 0  # ops seen that are in self.ops
         self.warned = {}  # op name -> why it was not recorded (one warning each)
         self._tracker = _ModuleTracker(model, self) if model is not None else None
+        self._funcs = {}  # aten overload -> (packet name, handled, is a view)
+        # The per-call C calls with their out-parameters allocated once per
+        # thread (the autograd engine may call the mode from its own threads).
+        self._tls = threading.local()
+
+    def _outs(self):
+        tls = self._tls
+        outs = getattr(tls, "outs", None)
+        if outs is None:
+            call, policy, flag = ctypes.c_uint64(), ctypes.c_int32(), ctypes.c_int32()
+            outs = tls.outs = (call, policy, flag, ctypes.byref(call), ctypes.byref(policy),
+                               ctypes.byref(flag))
+        return outs
+
+    def _decide(self, op):
+        """Injector.decide_policy without per-call allocation: (action name,
+        call index, policy index)."""
+        call, policy, _, call_ref, policy_ref, _ = self._outs()
+        action = _lib.peat_injector_decide_policy(self.injector._h, op, call_ref, policy_ref)
+        if action < 0:
+            return self.injector.decide_policy(op)  # raises with the library's message
+        return _ACTION_NAMES.get(action, str(action)), call.value, policy.value
+
+    def _should_record(self, op, call):
+        _, _, flag, _, _, flag_ref = self._outs()
+        status = _lib.peat_profiler_should_record(self.profiler._live, op, call, -1, flag_ref)
+        if status != 0:
+            return self.profiler.should_record(op, call)  # raises with the library's message
+        return flag.value != 0
 
     # -- configuration --
     def set_candidate(self, op_glob: str, candidate) -> None:
@@ -527,13 +570,24 @@ class PeatMode(TorchDispatchMode):
                        f"(add '{packet}' to ops= to record it)")
             self._warn(f"aten::{packet}", why)
 
+    def _func_info(self, func):
+        """(overload packet name, handled, is a view or metadata op) of an aten
+        overload, decided once per overload: the idle path then costs one dict
+        lookup per call, no string or list built."""
+        packet = func.overloadpacket.__name__
+        info = self._funcs[func] = (packet, packet in self.ops, op_schema(func)[3])
+        return info
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        packet = func.overloadpacket.__name__
-        if _FakeTensor and any(isinstance(t, _FakeTensor) for t in _tensors(args)):
+        info = self._funcs.get(func)
+        if info is None:
+            info = self._func_info(func)
+        packet, handled, is_view = info
+        if _FakeTensor and _has_fake(args):
             return func(*args, **kwargs)  # tracing (torch.compile): no data to record or compare
-        if packet not in self.ops:
-            if self._tracker is not None and self._tracker.frames and not op_schema(func)[3]:
+        if not handled:
+            if not is_view and self._tracker is not None and self._tracker.frames:
                 self._tracker.note_unhandled(packet)  # views and metadata ops are not work
             return func(*args, **kwargs)
         self.ops_seen += 1
@@ -553,8 +607,8 @@ class PeatMode(TorchDispatchMode):
             entry = self._op_cache[key] = (name, self.session.intern(name))
             self._op_ids[name] = entry[1]
         name, op = entry
-        action, call, policy = self.injector.decide_policy(op)
-        recording = self.profiler is not None and self.profiler.should_record(op, call)
+        action, call, policy = self._decide(op)
+        recording = self.profiler is not None and self._should_record(op, call)
         if recording:  # inputs as the kernel reads them: before it runs
             ins, writes = self._inputs_before(func, args, name)
         if action == "run_candidate":  # the candidate alone (the golden only if it fails)
@@ -832,3 +886,9 @@ def playback_candidate(wrapper=None):
         return 0
     candidate.__name__ = f"playback_{getattr(wrapper, '__name__', 'aten')}"
     return candidate
+
+
+# torch.distributed: rank handling, per-rank traces, the DDP all-reduce hook
+# (peat/torch_distributed.py).
+from .torch_distributed import (ALLREDUCE_OP, AllReduceHook, RankInfo, RankRecorder,  # noqa: E402,F401
+                                distributed_playback, gather_allreduce, rank_info, rank_trace_path)

@@ -53,6 +53,9 @@ class TensorInfo:
     #: element strides of the recorded layout; None when it was compact row-major
     strides: tuple | None = None
     storage_offset: int = 0
+    #: format 1.2: (slot, tensor, record sequence number) of the stored tensor
+    #: whose bytes this one shares; None when its bytes are in its own record
+    reference: tuple | None = None
 
 
 def _str(p) -> str:
@@ -199,9 +202,12 @@ class TraceReader(OwnsHandle):
               "peat_trace_tensor_info")
         codec = {v: k for k, v in CODECS.items()}.get(t.codec, str(t.codec))
         strides = tuple(t.strides[:t.ndim]) if t.strides else None
+        slot_names = {v: k for k, v in SLOTS.items()}
+        reference = ((slot_names.get(t.ref_slot, str(t.ref_slot)), t.ref_tensor, t.ref_seq)
+                     if t.is_reference else None)
         return TensorInfo(_str(t.name), lib.peat_dtype_name(t.dtype).decode(),
                           tuple(t.shape[:t.ndim]), t.numel, t.raw_bytes, t.encoded_bytes, codec,
-                          t.checksum, strides, t.storage_offset)
+                          t.checksum, strides, t.storage_offset, reference)
 
     def load(self, index: int, slot: str = "output", tensor: int = 0, *, as_torch: bool = False,
              layout: bool = False):
