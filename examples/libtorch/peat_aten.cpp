@@ -63,28 +63,9 @@ DLTensor view(const at::Tensor& t) {
   return d;
 }
 
-peat_attr_t int_attr(const char* key, int64_t v) {
-  peat_attr_t a{};
-  a.key = key;
-  a.type = PEAT_ATTR_INT;
-  a.i = v;
-  return a;
-}
-peat_attr_t float_attr(const char* key, double v) {
-  peat_attr_t a{};
-  a.key = key;
-  a.type = PEAT_ATTR_FLOAT;
-  a.f = v;
-  return a;
-}
-peat_attr_t ints_attr(const char* key, at::IntArrayRef v) {
-  peat_attr_t a{};
-  a.key = key;
-  a.type = PEAT_ATTR_INT_ARRAY;
-  a.ints = v.data();
-  a.n_ints = v.size();
-  return a;
-}
+peat_attr_t ints_attr(const char* key, at::IntArrayRef v) { return peat::ints_attr(key, v.data(), v.size()); }
+using peat::float_attr;
+using peat::int_attr;
 
 // Routes one call: inputs (undefined ones left out), the output shape, the
 // attributes. The golden and the candidate see the same peat_playback_attrs_t

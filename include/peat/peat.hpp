@@ -182,6 +182,20 @@ class tensor_view {
   DLTensor t_{};
 };
 
+// Typed op attributes to record (peat_profiler_record_op copies what they point to).
+inline peat_attr_t int_attr(const char* key, int64_t v) noexcept {
+  return peat_attr_t{key, PEAT_ATTR_INT, 0, v, 0.0, nullptr, nullptr, 0};
+}
+inline peat_attr_t float_attr(const char* key, double v) noexcept {
+  return peat_attr_t{key, PEAT_ATTR_FLOAT, 0, 0, v, nullptr, nullptr, 0};
+}
+inline peat_attr_t string_attr(const char* key, const char* v) noexcept {
+  return peat_attr_t{key, PEAT_ATTR_STRING, 0, 0, 0.0, v, nullptr, 0};
+}
+inline peat_attr_t ints_attr(const char* key, const int64_t* v, uint64_t n) noexcept {
+  return peat_attr_t{key, PEAT_ATTR_INT_ARRAY, 0, 0, 0.0, nullptr, v, n};
+}
+
 // Owns a peat_session_t.
 class session : public detail::handle<peat_session_t, peat_session_destroy> {
  public:

@@ -59,6 +59,11 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
     rec.n_inputs = 2;
     rec.outputs = out_ptrs;
     rec.n_outputs = 1;
+    const int64_t tile[2] = {2, 3};
+    const peat_attr_t attrs[4] = {peat::int_attr("K", 8), peat::float_attr("alpha", 1.0),
+                                  peat::string_attr("layout", "nn"), peat::ints_attr("tile", tile, 2)};
+    rec.attrs = attrs;
+    rec.n_attrs = 4;
     CHECK(prof.record_op(rec));
     prof.record_scalar("loss", 0, 1.5);
     prof.mark_step(0);
@@ -74,6 +79,10 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   REQUIRE(first_op.has_value());
   CHECK(std::string(reader.record_info(*first_op).name) == "aten::mm");
   CHECK(reader.tensor_count(*first_op, PEAT_TRACE_SLOT_INPUT) == 2);
+  CHECK(reader.attr(*first_op, 0).i == 8);
+  CHECK(reader.attr(*first_op, 1).f == 1.0);
+  CHECK(std::string(reader.attr(*first_op, 2).s) == "nn");
+  CHECK((reader.attr(*first_op, 3).n_ints == 2 && reader.attr(*first_op, 3).ints[1] == 3));
   CHECK(reader.tensor_info(*first_op, PEAT_TRACE_SLOT_OUTPUT, 0).numel == 12);
   peat::owned_tensor out0 = reader.load_tensor(*first_op, PEAT_TRACE_SLOT_OUTPUT, 0);
   CHECK(static_cast<const float*>(out0->dl_tensor.data)[5] == c[5]);
