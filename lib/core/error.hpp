@@ -1,5 +1,5 @@
 // peat::Error — the one exception type the C++ core throws. The C layer
-// (bindings/c/barrier.hpp) turns it into a peat_status_t plus the thread's
+// (its exception barrier, c_call) turns it into a peat_status_t plus the thread's
 // last-error message; nothing else in the library reports errors.
 #pragma once
 
