@@ -44,6 +44,18 @@ PEAT_API peat_status_t peat_playback_set_candidate_symbol(peat_playback_t* playb
   });
 }
 
+PEAT_API peat_status_t peat_playback_candidate(const peat_playback_t* playback, peat_kernel_fn* out_fn,
+                                               void** out_ctx) {
+  return peat::c_call(__func__, [&] {
+    const auto& p = peat::deref(playback, "playback");
+    peat::require_arg(out_fn, "out_fn");
+    if (p.candidate() == nullptr)
+      peat::fail(PEAT_STATUS_BAD_STATE, "no candidate is set (peat_playback_set_candidate or _set_candidate_symbol)");
+    *out_fn = p.candidate();
+    if (out_ctx) *out_ctx = p.candidate_ctx();
+  });
+}
+
 PEAT_API peat_status_t peat_playback_run(peat_playback_t* playback) {
   return peat::c_call(__func__, [&] { (void)peat::deref(playback, "playback").run(); });
 }

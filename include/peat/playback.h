@@ -173,6 +173,13 @@ PEAT_API peat_status_t peat_playback_set_candidate(peat_playback_t* playback, pe
 PEAT_API peat_status_t peat_playback_set_candidate_symbol(peat_playback_t* playback, const char* spec,
                                                           void* ctx);
 
+/* The candidate set by either function above, as the kernel and its ctx (a
+ * loaded symbol stays loaded while the playback has it), so a caller that
+ * also calls the candidate itself loads it once. Errors: NULL playback or
+ * out_fn -> INVALID_ARGUMENT; no candidate yet -> BAD_STATE. */
+PEAT_API peat_status_t peat_playback_candidate(const peat_playback_t* playback, peat_kernel_fn* out_fn,
+                                               void** out_ctx);
+
 /* Replays every selected record (clearing the results of an earlier run).
  * Failures of single records are not errors of the run: they are in the
  * results. Returns OK when every selected record was processed. Errors: NULL

@@ -81,6 +81,8 @@ class Playback {
 
   void set_candidate(peat_kernel_fn fn, void* ctx, std::string origin);
   void set_candidate_symbol(std::string_view spec, void* ctx);
+  peat_kernel_fn candidate() const noexcept { return fn_; }
+  void* candidate_ctx() const noexcept { return ctx_; }
 
   // Returns OK or CANCELLED; throws BAD_STATE without a candidate.
   peat_status_t run();

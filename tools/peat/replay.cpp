@@ -2,7 +2,6 @@
 
 #include "op_family.hpp"
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,22 +32,8 @@ using Tensor = std::unique_ptr<DLManagedTensor, TensorFree>;
 
 }  // namespace
 
-peat_kernel_fn load_kernel(const std::string& spec) {
-  const auto colon = spec.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
-    throw CliError(kUsage, "--candidate '" + spec + "': expected LIB.so:SYMBOL");
-  const std::string lib = spec.substr(0, colon), sym = spec.substr(colon + 1);
-  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept open for the process's life
-  if (handle == nullptr) throw CliError(kCandidate, one_line(lib + ": cannot load: " + dlerror()));
-  void* fn = dlsym(handle, sym.c_str());
-  if (fn == nullptr) throw CliError(kCandidate, lib + ": no symbol '" + sym + "'");
-  return reinterpret_cast<peat_kernel_fn>(fn);
-}
-
 Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const ReplayOptions& options)
     : reader_(reader), path_(std::move(trace_path)), options_(options) {
-  // Load the kernel first: a bad spec is reported before any work.
-  load_kernel(options.candidate);
   peat_trace_filter_t filter;
   peat_trace_filter_init(&filter);
   if (!options.op_glob.empty()) filter.op_glob = options.op_glob.c_str();
@@ -65,7 +50,10 @@ Replay::Replay(const peat_trace_reader_t* reader, std::string trace_path, const 
   po.partition_rank = options.partition_rank;
   po.partition_world = options.partition_world;
   check(peat_playback_create(reader, &po, &playback_), path_);
+  // The library's loader, once: a bad spec is reported before any work, and
+  // the worst call's map reuses the loaded kernel (map_worst_call).
   const peat_status_t s = peat_playback_set_candidate_symbol(playback_, options.candidate.c_str(), nullptr);
+  if (s == PEAT_STATUS_INVALID_ARGUMENT) throw CliError(kUsage, "--candidate: " + library_message());
   if (s != PEAT_STATUS_OK) throw CliError(kCandidate, "--candidate: " + library_message());
   const auto started = std::chrono::steady_clock::now();
   const std::clock_t cpu = std::clock();
@@ -177,7 +165,8 @@ void Replay::map_worst_call() {
 
 // Re-runs the candidate on `record` and maps where its output `output` differs.
 bool Replay::map_call(uint64_t record, uint64_t output, WorstCall& into) const {
-  const peat_kernel_fn fn = load_kernel(options_.candidate);
+  peat_kernel_fn fn = nullptr;
+  check(peat_playback_candidate(playback_, &fn, nullptr), "playback candidate");
   const peat_trace_record_info_t info = record_info(reader_, record);
   std::vector<Tensor> inputs, golden;
   for (uint64_t i = 0; i < info.n_inputs; ++i) {

@@ -84,8 +84,4 @@ class Replay {
   double run_s_ = 0, run_cpu_s_ = 0;
 };
 
-// "lib.so:symbol" -> the kernel, opened with dlopen(RTLD_NOW | RTLD_LOCAL).
-// Throws CliError(kCandidate) naming the library and dlerror()'s text.
-peat_kernel_fn load_kernel(const std::string& spec);
-
 }  // namespace peat_cli

@@ -628,6 +628,7 @@ _PROTOTYPES = {
     "peat_playback_destroy": (None, [c_void_p]),
     "peat_playback_set_candidate": (S, [c_void_p, KERNEL_FN, c_void_p]),
     "peat_playback_set_candidate_symbol": (S, [c_void_p, c_char_p, c_void_p]),
+    "peat_playback_candidate": (S, [c_void_p, P(c_void_p), P(c_void_p)]),
     "peat_playback_run": (S, [c_void_p]),
     "peat_playback_summary": (S, [c_void_p, P(PlaybackSummary)]),
     "peat_playback_result_count": (S, [c_void_p, P(c_uint64)]),

@@ -255,6 +255,13 @@ class Playback(OwnsHandle):
               "peat_playback_set_candidate_symbol")
         self._kernel = None
 
+    def candidate_address(self) -> int:
+        """The address of the candidate kernel the playback holds (a loaded
+        symbol's, or the callback's), to call it again without loading it twice."""
+        fn = c_void_p()
+        check(lib.peat_playback_candidate(self._h, byref(fn), None), "peat_playback_candidate")
+        return fn.value or 0
+
     # -- running --
     def _on_progress(self, user, done, total):
         try:
