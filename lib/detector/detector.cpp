@@ -279,9 +279,10 @@ void validate_signature(const peat_signature_t& s, const char* name) {
   for (int b = 0; b < PEAT_SIGNATURE_XOR_BITS; ++b)
     more(s.xor_bit_hist[b], s.bitwise_mismatch_count, "xor_bit_hist[b]", "bitwise_mismatch_count");
 }
+namespace {
 
-void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_detection_t& out) {
-  out.verdict_count = 0;
+// Checks the context and the signatures it refers to (throws naming the field).
+void validate_inputs(const peat_signature_t& s, const peat_detect_context_t& ctx) {
   if (ctx.op_kind < PEAT_OP_KIND_UNKNOWN || ctx.op_kind > PEAT_OP_KIND_ELEMENTWISE)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "context.op_kind = {} is not a peat_op_kind_code value (0..4)", ctx.op_kind);
   if (ctx.reduction_length < 0)
@@ -300,7 +301,7 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
   if (ctx.golden_dtype.bits != 0 && !(ctx.golden_dtype == s.golden_dtype))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "context.golden_dtype {} differs from the signature's {}",
          dtype_name(ctx.golden_dtype), dtype_name(s.golden_dtype));
-  Features F(s, ctx);
+  require_float(s.golden_dtype, "signature.golden_dtype");
   if (ctx.map != nullptr && ctx.map->mismatch_count > s.count)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "context.map.mismatch_count = {} is larger than signature.count = {}",
          ctx.map->mismatch_count, s.count);
@@ -313,73 +314,108 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     if (other->count != s.count)
       fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.count = {} differs from signature.count = {}", name, other->count, s.count);
   }
+}
 
-  out.elements = s.count;
-  out.mismatches = s.value_mismatch_count;
-  Builder B(out);
-  const Spatial sp = read_map(ctx.map);
-  const double N = static_cast<double>(s.count);
-  const double n = static_cast<double>(F.n);
+// The rules of docs/error-models.md, one member function each, in the order
+// of the table. Each returns true when it added the primary verdict; the
+// quantities several rules share are computed once in the constructor.
+class Rules {
+ public:
+  Rules(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_detection_t& out)
+      : s_(s), ctx_(ctx), F(s, ctx), B(out), sp(read_map(ctx.map)), N(static_cast<double>(s.count)),
+        n(static_cast<double>(F.n)) {}
 
-  // ---- NONDETERMINISM: the second run on the same input differs ----------------
-  if (ctx.rerun != nullptr && !same_numbers(s, *ctx.rerun)) {
-    auto& v = B.add(PEAT_ERROR_MODEL_NONDETERMINISM, 1.0,
-                    static_cast<int64_t>(std::max(s.bitwise_mismatch_count, ctx.rerun->bitwise_mismatch_count)));
-    evidence(v, "two candidate runs on the same input give different signatures: bitwise mismatches {} vs {}, "
-                "sum e^2 {:.6g} vs {:.6g}", s.bitwise_mismatch_count, ctx.rerun->bitwise_mismatch_count,
-             sum_of(s.sum_sq_error), sum_of(ctx.rerun->sum_sq_error));
+  void run() {
+    nondeterminism();
+    if (exact()) return;
+    derive();
+    bool done = bitflip_single() || stuck_at() || scaling() || bitflip_multi_one_bit() || region() || nonfinite() ||
+                dropped_writes() || bitflip_multi_sparse() || noise_floor();
+    if (!done) garbage_or_unknown();
+    if (F.nf > 0 && !B.has(PEAT_ERROR_MODEL_NONFINITE)) {
+      auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
+      evidence(v, "{} new NaN/Inf where the golden is finite", F.nf);
+    }
   }
 
-  // ---- EXACT ---------------------------------------------------------------------
-  if (F.n == 0 && F.nf == 0 && s.lost_nonfinite_count == 0) {
+ private:
+  const peat_signature_t& s_;
+  const peat_detect_context_t& ctx_;
+  Features F;
+  Builder B;
+  const Spatial sp;
+  const double N, n;
+  // Shared quantities (derive()).
+  double rel_l2 = 0;
+  int sb = -1;             // the one bit every bitwise mismatch differs in, or -1
+  uint64_t far = 0;        // mismatches 4 ULP or more apart (NaN included)
+  uint64_t rel_big = 0;    // r >= 1/4, or undefined
+  double abs_allow = 0;    // absolute rounding allowance A of a reduction
+  bool rounding_sized = false;
+  uint64_t max_pair_ulps = 0;  // ULP distance of the largest-error pair
+  int polarity = -1;       // of a single-bit pattern: every change in one direction
+
+  void derive() {
+    const peat_signature_t& s = s_;
+    rel_l2 = F.relative_l2();
+    sb = F.single_bit();
+    far = F.ulp_at_least(4);
+    rel_big = F.rel_at_least(-2) + s.spurious_count + F.nf;
+    // Reductions whose accumulation is wider than the storage (u < u_s): the outputs of
+    // two summation orders differ in few elements, by one storage ULP, or by more on
+    // outputs that cancel (tiny |g|). Every error within this absolute allowance is
+    // rounding-sized.
+    abs_allow = F.k_bound ? ctx_.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op * F.rms_golden() +
+                                (F.u_op < F.u_store ? 2 * F.u_store * std::fabs(s.max_abs_error_golden) : 0)
+                          : 0;
+    rounding_sized = F.k_bound && F.u_op < F.u_store && F.nf == 0 && s.spurious_count == 0 &&
+                     s.max_abs_error <= abs_allow;
+    max_pair_ulps = [&] {
+      if (s.max_abs_error_index < 0) return uint64_t{0};
+      const uint64_t a = bits_of(s.max_abs_error_golden, F.f), b = bits_of(s.max_abs_error_candidate, F.f);
+      const uint64_t sign = uint64_t{1} << (F.width - 1);
+      const uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
+      if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
+      return ma + mb;
+    }();
+    if (sb >= 0) {
+      if (F.is_sign(sb)) {
+        const double se = sum_of(s.sum_error), sa = sum_of(s.sum_abs_error);
+        if (sa > 0 && std::fabs(std::fabs(se) - sa) <= 1e-9 * sa) polarity = se < 0 ? 1 : 0;
+      } else if (s.ratio_count > 0) {
+        if (s.ratio_min >= 1) polarity = 1;
+        else if (s.ratio_max <= 1) polarity = 0;
+      }
+    }
+  }
+
+  // ---- 1 NONDETERMINISM: the second run on the same input differs ----------------
+  void nondeterminism() {
+    const peat_signature_t& s = s_;
+    if (ctx_.rerun == nullptr || same_numbers(s, *ctx_.rerun)) return;
+    auto& v = B.add(PEAT_ERROR_MODEL_NONDETERMINISM, 1.0,
+                    static_cast<int64_t>(std::max(s.bitwise_mismatch_count, ctx_.rerun->bitwise_mismatch_count)));
+    evidence(v, "two candidate runs on the same input give different signatures: bitwise mismatches {} vs {}, "
+                "sum e^2 {:.6g} vs {:.6g}", s.bitwise_mismatch_count, ctx_.rerun->bitwise_mismatch_count,
+             sum_of(s.sum_sq_error), sum_of(ctx_.rerun->sum_sq_error));
+  }
+
+  // ---- 2 EXACT ---------------------------------------------------------------------
+  bool exact() {
+    const peat_signature_t& s = s_;
+    if (!(F.n == 0 && F.nf == 0 && s.lost_nonfinite_count == 0)) return false;
     auto& v = B.add(PEAT_ERROR_MODEL_EXACT, F.nb == 0 ? 1.0 : 0.9, 0);
     if (F.nb == 0)
       evidence(v, "bitwise_mismatch_count = 0 of {} pairs", s.count);
     else
       evidence(v, "value_mismatch_count = 0; {} pairs differ only in the sign of zero or a NaN payload", F.nb);
-    return;
+    return true;
   }
 
-  const double rel_l2 = F.relative_l2();
-  const int sb = F.single_bit();
-  const uint64_t far = F.ulp_at_least(4);          // mismatches 4 ULP or more apart (NaN included)
-  const uint64_t rel_big = F.rel_at_least(-2) + s.spurious_count + F.nf;  // r >= 1/4, or undefined
-  bool primary_done = false;
-
-  // Reductions whose accumulation is wider than the storage (u < u_s): the outputs of
-  // two summation orders differ in few elements, by one storage ULP, or by more on
-  // outputs that cancel (tiny |g|). Every error within this absolute allowance is
-  // rounding-sized.
-  const double abs_allow =
-      F.k_bound ? ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op * F.rms_golden() +
-                      (F.u_op < F.u_store ? 2 * F.u_store * std::fabs(s.max_abs_error_golden) : 0)
-                : 0;
-  const bool rounding_sized = F.k_bound && F.u_op < F.u_store && F.nf == 0 && s.spurious_count == 0 &&
-                              s.max_abs_error <= abs_allow;
-  // ULP distance of the largest-error pair.
-  const uint64_t max_pair_ulps = [&] {
-    if (s.max_abs_error_index < 0) return uint64_t{0};
-    const uint64_t a = bits_of(s.max_abs_error_golden, F.f), b = bits_of(s.max_abs_error_candidate, F.f);
-    const uint64_t sign = uint64_t{1} << (F.width - 1);
-    const uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
-    if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
-    return ma + mb;
-  }();
-
-  // Polarity of a single-bit pattern: every change in one direction.
-  int polarity = -1;
-  if (sb >= 0) {
-    if (F.is_sign(sb)) {
-      const double se = sum_of(s.sum_error), sa = sum_of(s.sum_abs_error);
-      if (sa > 0 && std::fabs(std::fabs(se) - sa) <= 1e-9 * sa) polarity = se < 0 ? 1 : 0;
-    } else if (s.ratio_count > 0) {
-      if (s.ratio_min >= 1) polarity = 1;
-      else if (s.ratio_max <= 1) polarity = 0;
-    }
-  }
-
-  // ---- BITFLIP_SINGLE: one pair, one bit ---------------------------------------------
-  if (sb >= 0 && F.nb == 1) {
+  // ---- 3 BITFLIP_SINGLE: one pair, one bit ---------------------------------------------
+  bool bitflip_single() {
+    const peat_signature_t& s = s_;
+    if (!(sb >= 0 && F.nb == 1)) return false;
     const bool low = !F.is_exponent(sb) && !F.is_sign(sb) && sb < 2;
     if (low) {
       auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
@@ -387,7 +423,7 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     } else if (rounding_sized) {
       auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
       evidence(r, "|e| = {:.3g} <= {} sqrt(2K) u RMS(g) + 2 u_s |g| = {:.3g} (K = {}): rounding-sized", s.max_abs_error,
-               ctx.rounding_slack, abs_allow, F.K);
+               ctx_.rounding_slack, abs_allow, F.K);
     }
     auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, low || rounding_sized ? 0.5 : 1.0, 1);
     v.bit = sb;
@@ -401,11 +437,13 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     evidence(v, "exactly 1 of {} pairs differs, in exactly 1 bit: bit {} ({} field)", s.count, sb, F.field(sb));
     evidence(v, "|e| = {:.6g}, relative error {:.3g}", s.max_abs_error, s.max_rel_error);
     set_spatial(v, sp);
-    primary_done = true;
+    return true;
   }
 
-  // ---- STUCK_AT: one bit, several pairs, one direction --------------------------------
-  if (!primary_done && sb >= 0 && polarity >= 0) {
+  // ---- 4 STUCK_AT: one bit, several pairs, one direction --------------------------------
+  bool stuck_at() {
+    const peat_signature_t& s = s_;
+    if (!(sb >= 0 && polarity >= 0)) return false;
     auto& v = B.add(PEAT_ERROR_MODEL_STUCK_AT, 0.95, static_cast<int64_t>(F.nb));
     v.bit = sb;
     v.polarity = polarity;
@@ -420,42 +458,46 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     if (sp.lane_period > 0)
       evidence(v, "every mismatch in lane {} of {} (element index mod {})", sp.lane, sp.lane_period, sp.lane_period);
     set_spatial(v, sp);
-    primary_done = true;
+    return true;
   }
 
-  // ---- SCALING: c/g constant over the well-conditioned pairs -----------------------
-  if (!primary_done && s.ratio_count >= 4 &&
-      static_cast<double>(s.ratio_count) >= 0.5 * static_cast<double>(s.finite_count) &&
-      n >= 0.5 * static_cast<double>(s.ratio_count)) {
+  // ---- 5 SCALING: c/g constant over the well-conditioned pairs -----------------------
+  bool scaling() {
+    const peat_signature_t& s = s_;
+    if (!(s.ratio_count >= 4 && static_cast<double>(s.ratio_count) >= 0.5 * static_cast<double>(s.finite_count) &&
+          n >= 0.5 * static_cast<double>(s.ratio_count)))
+      return false;
     const peat_signature_sums_t ratio = analyzer::sums_of(s);
     const double mean = ratio.ratio_mean;
     const double sd = std::sqrt(std::max(0.0, ratio.ratio_m2 / static_cast<double>(s.ratio_count)));
     const double rel_sd = mean != 0 ? sd / std::fabs(mean) : INFINITY;
-    if (rel_sd <= 4 * F.u_store && std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean)) {
-      auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * rel_sd / (4 * F.u_store), static_cast<int64_t>(F.n));
-      v.alpha = mean;
-      evidence(v, "c/g over {} well-conditioned pairs: mean {:.6g}, relative sd {:.3g} <= 4u = {:.3g}", s.ratio_count,
-               mean, rel_sd, 4 * F.u_store);
-      evidence(v, "|mean - 1| = {:.3g} >= 16u = {:.3g}; range [{:.6g}, {:.6g}]", std::fabs(mean - 1),
-               16 * F.u_store, s.ratio_min, s.ratio_max);
-      set_spatial(v, sp);
-      primary_done = true;
-    }
+    if (!(rel_sd <= 4 * F.u_store && std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean))) return false;
+    auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * rel_sd / (4 * F.u_store), static_cast<int64_t>(F.n));
+    v.alpha = mean;
+    evidence(v, "c/g over {} well-conditioned pairs: mean {:.6g}, relative sd {:.3g} <= 4u = {:.3g}", s.ratio_count,
+             mean, rel_sd, 4 * F.u_store);
+    evidence(v, "|mean - 1| = {:.3g} >= 16u = {:.3g}; range [{:.6g}, {:.6g}]", std::fabs(mean - 1),
+             16 * F.u_store, s.ratio_min, s.ratio_max);
+    set_spatial(v, sp);
+    return true;
   }
 
-  // ---- BITFLIP_MULTI: one bit, several pairs, both directions -------------------------
+  // ---- 6 BITFLIP_MULTI: one bit, several pairs, both directions -------------------------
   // (Mantissa bits 0 and 1 flipping both ways are 1-3 ULP changes: rounding, below.)
-  if (!primary_done && sb >= 0 && !(sb < 2 && !F.is_sign(sb) && !F.is_exponent(sb))) {
+  bool bitflip_multi_one_bit() {
+    if (!(sb >= 0 && !(sb < 2 && !F.is_sign(sb) && !F.is_exponent(sb)))) return false;
     auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
     v.bit = sb;
     evidence(v, "{} pairs differ, each in exactly bit {} ({} field), flips in both directions", F.nb, sb, F.field(sb));
     set_spatial(v, sp);
-    primary_done = true;
+    return true;
   }
 
-  // ---- REGION: large errors filling a block of rows, columns or tiles -----------------
-  if (!primary_done && sp.present && sp.m >= 4 && static_cast<double>(sp.m) <= 0.6 * N &&
-      static_cast<double>(far) >= 0.5 * n) {
+  // ---- 7 REGION: large errors filling a block of rows, columns or tiles -----------------
+  bool region() {
+    const peat_signature_t& s = s_;
+    if (!(sp.present && sp.m >= 4 && static_cast<double>(sp.m) <= 0.6 * N && static_cast<double>(far) >= 0.5 * n))
+      return false;
     const double m = static_cast<double>(sp.m);
     const double row_density = sp.rows_touched > 0 ? m / (static_cast<double>(sp.rows_touched) * sp.cols) : 0;
     const double col_density = sp.cols_touched > 0 ? m / (static_cast<double>(sp.cols_touched) * sp.rows) : 0;
@@ -469,56 +511,64 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
     } else if (sp.tiles_total >= 2 && sp.tiles_touched < sp.tiles_total && tile_density >= 0.75) {
       shape = "tiles"; density = tile_density;
     }
-    if (shape != nullptr) {
-      auto& v = B.add(PEAT_ERROR_MODEL_REGION, std::min(1.0, density), static_cast<int64_t>(sp.m));
-      set_spatial(v, sp);
-      v.lane_period = sp.lane_period;
-      v.lane = sp.lane;
-      evidence(v, "{} map mismatches confined to {} of {} rows, {} of {} columns, {} of {} tiles", sp.m,
-               sp.rows_touched, sp.rows, sp.cols_touched, sp.cols, sp.tiles_touched, sp.tiles_total);
-      evidence(v, "the touched {} are {:.1f} % filled (>= 75 %); {:.1f} % of mismatches >= 4 ULP", shape,
-               100 * density, 100.0 * static_cast<double>(far) / n);
-      if (static_cast<double>(s.dropped_count) >= 0.9 * n)
-        evidence(v, "fill: zeros ({} of {} mismatches are c = 0)", s.dropped_count, F.n);
-      else
-        evidence(v, "fill: other values (cosine {:.4f}, relative L2 {:.3g})", F.cosine(), rel_l2);
-      primary_done = true;
-    }
+    if (shape == nullptr) return false;
+    auto& v = B.add(PEAT_ERROR_MODEL_REGION, std::min(1.0, density), static_cast<int64_t>(sp.m));
+    set_spatial(v, sp);
+    v.lane_period = sp.lane_period;
+    v.lane = sp.lane;
+    evidence(v, "{} map mismatches confined to {} of {} rows, {} of {} columns, {} of {} tiles", sp.m,
+             sp.rows_touched, sp.rows, sp.cols_touched, sp.cols, sp.tiles_touched, sp.tiles_total);
+    evidence(v, "the touched {} are {:.1f} % filled (>= 75 %); {:.1f} % of mismatches >= 4 ULP", shape,
+             100 * density, 100.0 * static_cast<double>(far) / n);
+    if (static_cast<double>(s.dropped_count) >= 0.9 * n)
+      evidence(v, "fill: zeros ({} of {} mismatches are c = 0)", s.dropped_count, F.n);
+    else
+      evidence(v, "fill: other values (cosine {:.4f}, relative L2 {:.3g})", F.cosine(), rel_l2);
+    return true;
   }
 
-  // ---- NONFINITE -----------------------------------------------------------------------
-  if (!primary_done && F.nf > 0 && static_cast<double>(F.nf) >= 0.5 * n) {
+  // ---- 8 NONFINITE -----------------------------------------------------------------------
+  bool nonfinite() {
+    const peat_signature_t& s = s_;
+    if (!(F.nf > 0 && static_cast<double>(F.nf) >= 0.5 * n)) return false;
     auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, static_cast<double>(F.nf) / n, static_cast<int64_t>(F.nf));
     evidence(v, "{} of {} mismatches are new NaN/Inf (candidate NaN {}, Inf {}; golden finite)", F.nf, F.n,
              s.candidate_nan_count, s.candidate_inf_count);
     set_spatial(v, sp);
-    primary_done = true;
+    return true;
   }
 
-  // ---- DROPPED_WRITES --------------------------------------------------------------------
-  if (!primary_done && static_cast<double>(s.dropped_count) >= 0.9 * n) {
+  // ---- 9 DROPPED_WRITES --------------------------------------------------------------------
+  bool dropped_writes() {
+    const peat_signature_t& s = s_;
+    if (!(static_cast<double>(s.dropped_count) >= 0.9 * n)) return false;
     auto& v = B.add(PEAT_ERROR_MODEL_DROPPED_WRITES, static_cast<double>(s.dropped_count) / n,
                     static_cast<int64_t>(s.dropped_count));
     evidence(v, "{} of {} mismatches are c = 0 where g != 0 (>= 90 %)", s.dropped_count, F.n);
     set_spatial(v, sp);
-    primary_done = true;
+    return true;
   }
 
-  // ---- BITFLIP_MULTI: a few pairs, each off in at most 4 bits, mostly far apart -------------
-  if (!primary_done && !rounding_sized && F.popcount_at_most(4) == F.nb &&
-      ((far >= 2 && static_cast<double>(far) >= 0.5 * n) || (F.n == 1 && far == 1)) &&
-      n <= std::max(16.0, 0.01 * N)) {
+  // ---- 10 BITFLIP_MULTI: a few pairs, each off in at most 4 bits, mostly far apart -------------
+  bool bitflip_multi_sparse() {
+    const peat_signature_t& s = s_;
+    if (!(!rounding_sized && F.popcount_at_most(4) == F.nb &&
+          ((far >= 2 && static_cast<double>(far) >= 0.5 * n) || (F.n == 1 && far == 1)) &&
+          n <= std::max(16.0, 0.01 * N)))
+      return false;
     auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
     v.first_index = sp.present ? sp.first : s.max_abs_error_index;
     evidence(v, "{} of {} pairs differ, each in at most 4 bits ({} in 1, {} in 2)", F.nb, s.count,
              s.xor_popcount_hist[1], s.xor_popcount_hist[2]);
     evidence(v, "{} of them 4 ULP or more apart (>= 50 %): not rounding", far);
     set_spatial(v, sp);
-    primary_done = true;
+    return true;
   }
 
-  // ---- a noise floor (ROUNDING / REDUCED_PRECISION), possibly with outliers above it --------
-  if (!primary_done) {
+  // ---- 11/12 a noise floor (ROUNDING / REDUCED_PRECISION), possibly with outliers above it --------
+  bool noise_floor() {
+    const peat_signature_t& s = s_;
+    const peat_detect_context_t& ctx = ctx_;
     // The largest error is an outlier when it stands 32x above the root mean
     // square of the other mismatches (noise has no such gap).
     const double max2 = s.max_abs_error * s.max_abs_error;
@@ -633,8 +683,9 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
         evidence(v, "deterministic bound: max relative error {:.3g} vs 2 gamma_K = {:.3g} (exceeded only where the sum cancels)",
                  s.max_rel_error, 2 * gamma);
       }
-      primary_done = true;
-    } else if (reduced) {
+      return true;
+    }
+    if (reduced) {
       auto& v = B.add(PEAT_ERROR_MODEL_REDUCED_PRECISION, 0.85, static_cast<int64_t>(bulk));
       v.effective_mantissa_bits = eff;
       v.nearest_format = nearest_format(eff);
@@ -650,12 +701,13 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
       else
         evidence(v, "{} of {} mismatches are 4 ULP or more apart", far, F.n);
       if (s.dropped_count > 0) evidence(v, "{} values flushed to zero", s.dropped_count);
-      primary_done = true;
+      return true;
     }
+    return false;
   }
 
-  // ---- GARBAGE / UNKNOWN -------------------------------------------------------------------
-  if (!primary_done) {
+  // ---- 13/14 GARBAGE / UNKNOWN -------------------------------------------------------------------
+  void garbage_or_unknown() {
     if (static_cast<double>(rel_big) >= 0.5 * n || F.cosine() < 0.9) {
       auto& v = B.add(PEAT_ERROR_MODEL_GARBAGE, 0.8, static_cast<int64_t>(F.n));
       evidence(v, "{} of {} mismatches have relative error >= 1/4 or none defined (>= 50 %)", rel_big, F.n);
@@ -668,10 +720,16 @@ void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_de
                rel_l2, far);
     }
   }
-  if (F.nf > 0 && !B.has(PEAT_ERROR_MODEL_NONFINITE)) {
-    auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
-    evidence(v, "{} new NaN/Inf where the golden is finite", F.nf);
-  }
+};
+
+}  // namespace
+
+void detect(const peat_signature_t& s, const peat_detect_context_t& ctx, peat_detection_t& out) {
+  out.verdict_count = 0;
+  validate_inputs(s, ctx);
+  out.elements = s.count;
+  out.mismatches = s.value_mismatch_count;
+  Rules(s, ctx, out).run();
 }
 
 const char* op_kind_name(peat_op_kind_t kind) noexcept {
