@@ -60,6 +60,11 @@ struct Features {
     K = c.reduction_length > 0 ? c.reduction_length : s.reduction_length;
     k_bound = K > 0 && (c.op_kind == PEAT_OP_KIND_GEMM || c.op_kind == PEAT_OP_KIND_CONV ||
                         c.op_kind == PEAT_OP_KIND_REDUCTION);
+    // bf16 / f16 reductions accumulate in f32 on every current kernel library:
+    // unless the context says otherwise, u is f32's, not the storage's (the
+    // signature's u is the storage's when its config left it at the default).
+    if (k_bound && c.unit_roundoff == 0 && p <= 10 && (s.unit_roundoff == 0 || s.unit_roundoff == u_store))
+      u_op = std::ldexp(1.0, -24);
     n = s.value_mismatch_count;
     nb = s.bitwise_mismatch_count;
     nf = s.new_nonfinite_count;
@@ -125,6 +130,32 @@ struct Features {
   }
   double rms_golden() const {
     return s.finite_count > 0 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_golden)) / static_cast<double>(s.finite_count)) : 0;
+  }
+  // The top-bit histograms are present (a 0.2 signature with mismatches).
+  bool has_top() const {
+    uint64_t t = 0;
+    for (uint64_t v : s.xor_top_bit_hist) t += v;
+    return t > 0;
+  }
+  // Mismatching pairs at least 2^(bucket-1) ULP apart (ULP buckets >= bucket, NaN pairs included).
+  uint64_t ulp_bucket_at_least(int bucket) const {
+    uint64_t t = 0;
+    for (int b = std::max(1, bucket); b < PEAT_SIGNATURE_ULP_BUCKETS; ++b) t += s.ulp_hist[b];
+    return t;
+  }
+  // The ULP bucket holding the median of the mismatches once the `skip_top`
+  // farthest ones are set aside: the rest lie below 2^bucket ULP (half of them).
+  int median_ulp_bucket(uint64_t skip_top) const {
+    uint64_t total = 0;
+    for (int b = 1; b < PEAT_SIGNATURE_ULP_BUCKETS; ++b) total += s.ulp_hist[b];
+    if (total <= skip_top) return 0;
+    const uint64_t want = (total - skip_top + 1) / 2;
+    uint64_t cum = 0;
+    for (int b = 1; b < PEAT_SIGNATURE_ULP_BUCKETS; ++b) {
+      cum += s.ulp_hist[b];
+      if (cum >= want) return b;
+    }
+    return PEAT_SIGNATURE_ULP_BUCKETS - 1;
   }
   bool is_sign(int b) const { return b == width - 1; }
   bool is_exponent(int b) const { return b >= p && b < width - 1; }
@@ -236,6 +267,16 @@ bool same_numbers(const peat_signature_t& a, const peat_signature_t& b) {
   return close(sum_of(a.sum_sq_error), sum_of(b.sum_sq_error)) && close(sum_of(a.sum_error), sum_of(b.sum_error));
 }
 
+int format_mantissa_bits(peat_float_format_t f) {
+  switch (f) {
+    case PEAT_FORMAT_TF32: case PEAT_FORMAT_FP16: return 10;
+    case PEAT_FORMAT_BF16: return 7;
+    case PEAT_FORMAT_FP8_E4M3: return 3;
+    case PEAT_FORMAT_FP8_E5M2: return 2;
+    default: return 0;
+  }
+}
+
 // Nearest narrow format to `bits` effective mantissa bits.
 peat_float_format_t nearest_format(double bits) {
   struct Cand { peat_float_format_t f; double m; };
@@ -276,8 +317,16 @@ void validate_signature(const peat_signature_t& s, const char* name) {
   if (s.count - s.xor_popcount_hist[0] != s.bitwise_mismatch_count)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.xor_popcount_hist[0] = {} does not match count - bitwise_mismatch_count = {}",
          name, s.xor_popcount_hist[0], s.count - s.bitwise_mismatch_count);
-  for (int b = 0; b < PEAT_SIGNATURE_XOR_BITS; ++b)
+  for (int b = 0; b < PEAT_SIGNATURE_XOR_BITS; ++b) {
     more(s.xor_bit_hist[b], s.bitwise_mismatch_count, "xor_bit_hist[b]", "bitwise_mismatch_count");
+    more(s.xor_top_bit_set_hist[b], s.xor_top_bit_hist[b], "xor_top_bit_set_hist[b]", "xor_top_bit_hist[b]");
+  }
+  // The top-bit histograms are absent (all zero: a 0.1 signature) or count every bitwise mismatch once.
+  uint64_t top = 0;
+  for (uint64_t v : s.xor_top_bit_hist) top += v;
+  if (top != 0 && top != s.bitwise_mismatch_count)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}.xor_top_bit_hist adds up to {}, not bitwise_mismatch_count = {}", name, top,
+         s.bitwise_mismatch_count);
 }
 namespace {
 
@@ -329,8 +378,8 @@ class Rules {
     nondeterminism();
     if (exact()) return;
     derive();
-    bool done = bitflip_single() || stuck_at() || scaling() || bitflip_multi_one_bit() || region() || nonfinite() ||
-                dropped_writes() || bitflip_multi_sparse() || noise_floor();
+    bool done = bitflip_single() || stuck_at() || scaling() || bitflip_multi_one_bit() || within_gamma() || region() ||
+                nonfinite() || dropped_writes() || bitflip_multi_sparse() || stuck_over_floor() || noise_floor();
     if (!done) garbage_or_unknown();
     if (F.nf > 0 && !B.has(PEAT_ERROR_MODEL_NONFINITE)) {
       auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
@@ -354,6 +403,8 @@ class Rules {
   bool rounding_sized = false;
   uint64_t max_pair_ulps = 0;  // ULP distance of the largest-error pair
   int polarity = -1;       // of a single-bit pattern: every change in one direction
+  bool gamma_ok = false;   // every pair within the deterministic bound gamma_bound
+  double gamma_bound = 0;
 
   void derive() {
     const peat_signature_t& s = s_;
@@ -370,6 +421,16 @@ class Rules {
                           : 0;
     rounding_sized = F.k_bound && F.u_op < F.u_store && F.nf == 0 && s.spurious_count == 0 &&
                      s.max_abs_error <= abs_allow;
+    // Within the deterministic bound 2 gamma_K + 2 u_s (relative to |g|), and
+    // the bound small enough that no sign, exponent or top mantissa flip (>= 1/4
+    // relative) fits in it.
+    if (F.k_bound && F.nf == 0 && s.spurious_count == 0 && s.dropped_count == 0 && s.lost_nonfinite_count == 0) {
+      const double Ku = static_cast<double>(F.K) * F.u_op;
+      if (Ku < 0.5) {
+        gamma_bound = 2 * Ku / (1 - Ku) + 2 * F.u_store;
+        gamma_ok = gamma_bound < 0.125 && s.max_rel_error <= gamma_bound;
+      }
+    }
     max_pair_ulps = [&] {
       if (s.max_abs_error_index < 0) return uint64_t{0};
       const uint64_t a = bits_of(s.max_abs_error_golden, F.f), b = bits_of(s.max_abs_error_candidate, F.f);
@@ -424,8 +485,12 @@ class Rules {
       auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
       evidence(r, "|e| = {:.3g} <= {} sqrt(2K) u RMS(g) + 2 u_s |g| = {:.3g} (K = {}): rounding-sized", s.max_abs_error,
                ctx_.rounding_slack, abs_allow, F.K);
+    } else if (gamma_ok) {
+      auto& r = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.6, 1);
+      evidence(r, "relative error {:.3g} <= 2 gamma_K + 2 u_s = {:.3g} (K = {}): within the deterministic bound",
+               s.max_rel_error, gamma_bound, F.K);
     }
-    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, low || rounding_sized ? 0.5 : 1.0, 1);
+    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, low || rounding_sized || gamma_ok ? 0.5 : 1.0, 1);
     v.bit = sb;
     v.first_index = s.max_abs_error_index >= 0 ? s.max_abs_error_index : sp.first;
     if (s.max_abs_error_index >= 0 && s.max_abs_error > 0) {
@@ -496,7 +561,10 @@ class Rules {
   // ---- 7 REGION: large errors filling a block of rows, columns or tiles -----------------
   bool region() {
     const peat_signature_t& s = s_;
-    if (!(sp.present && sp.m >= 4 && static_cast<double>(sp.m) <= 0.6 * N && static_cast<double>(far) >= 0.5 * n))
+    // Most of the map's mismatches are far (>= 4 ULP): a noise floor elsewhere
+    // (pairs the map does not count) does not hide the region.
+    const double m_far = static_cast<double>(std::min<uint64_t>(sp.m, F.n));
+    if (!(sp.present && sp.m >= 4 && static_cast<double>(sp.m) <= 0.6 * N && static_cast<double>(far) >= 0.5 * m_far))
       return false;
     const double m = static_cast<double>(sp.m);
     const double row_density = sp.rows_touched > 0 ? m / (static_cast<double>(sp.rows_touched) * sp.cols) : 0;
@@ -518,12 +586,14 @@ class Rules {
     v.lane = sp.lane;
     evidence(v, "{} map mismatches confined to {} of {} rows, {} of {} columns, {} of {} tiles", sp.m,
              sp.rows_touched, sp.rows, sp.cols_touched, sp.cols, sp.tiles_touched, sp.tiles_total);
-    evidence(v, "the touched {} are {:.1f} % filled (>= 75 %); {:.1f} % of mismatches >= 4 ULP", shape,
-             100 * density, 100.0 * static_cast<double>(far) / n);
-    if (static_cast<double>(s.dropped_count) >= 0.9 * n)
+    evidence(v, "the touched {} are {:.1f} % filled (>= 75 %); {} mismatches >= 4 ULP apart (>= 50 % of {})", shape,
+             100 * density, far, static_cast<uint64_t>(m_far));
+    if (static_cast<double>(s.dropped_count) >= 0.9 * std::min(n, static_cast<double>(sp.m)))
       evidence(v, "fill: zeros ({} of {} mismatches are c = 0)", s.dropped_count, F.n);
     else
       evidence(v, "fill: other values (cosine {:.4f}, relative L2 {:.3g})", F.cosine(), rel_l2);
+    // The pairs outside the map's count are a noise floor beneath the region.
+    if (F.n > sp.m) floor_beneath(sp.m, "the region");
     return true;
   }
 
@@ -562,6 +632,144 @@ class Rules {
              s.xor_popcount_hist[1], s.xor_popcount_hist[2]);
     evidence(v, "{} of them 4 ULP or more apart (>= 50 %): not rounding", far);
     set_spatial(v, sp);
+    return true;
+  }
+
+  // The narrow format nearest to `eff` effective mantissa bits (none when more
+  // than 2 bits away). 10 bits is tf32 or fp16: fp16 when the golden values
+  // fit fp16's range (max |g| <= 65504), tf32 otherwise.
+  peat_float_format_t format_near(double eff) const {
+    peat_float_format_t f = nearest_format(eff);
+    if (f == PEAT_FORMAT_TF32 && s_.max_abs_golden <= 65504.0) f = PEAT_FORMAT_FP16;
+    if (std::fabs(eff - format_mantissa_bits(f)) > 2) f = -1;
+    return f;
+  }
+
+  // ---- 0 ROUNDING within the deterministic bound of a reduction ---------------------------
+  // Every pair within 2 gamma_K (+ 2 u_s for the two roundings to storage) of
+  // the golden, relative to |g|: both outputs lie within Higham's bound of the
+  // exact sum (when |g| stands for sum |a_i b_i|, i.e. the sum does not
+  // cancel). Runs before the flip rules: a long dot product tens of ULP off is
+  // rounding, however few outputs it has.
+  bool within_gamma() {
+    const peat_signature_t& s = s_;
+    if (!gamma_ok) return false;
+    const double bound = gamma_bound;
+    auto& v = B.add(PEAT_ERROR_MODEL_ROUNDING, 0.9, static_cast<int64_t>(F.n));
+    v.effective_mantissa_bits = F.k_bound && rel_l2 > 0 ? std::clamp(-std::log2(rel_l2) - 1.8, 0.0, static_cast<double>(F.p))
+                                                        : static_cast<double>(F.p);
+    evidence(v, "max relative error {:.3g} <= 2 gamma_K + 2 u_s = {:.3g} (K = {}, u = {:.3g}): within the "
+                "deterministic bound", s.max_rel_error, bound, F.K, F.u_op);
+    evidence(v, "{} pairs differ, relative L2 {:.3g}, the largest {} ULP apart", F.n, rel_l2, max_pair_ulps);
+    return true;
+  }
+
+  // The floor beneath an anomaly that accounts for the `skip` largest errors:
+  // judged on the relative-error and ULP histograms of the other mismatches
+  // (their sums are not separable from the anomaly's): ROUNDING when their
+  // median relative error is within the op's probabilistic bound (reductions)
+  // or half of them within 3 ULP (other ops); REDUCED_PRECISION when their
+  // effective bits are below the golden's; none otherwise.
+  struct Floor {
+    peat_error_model_t model = PEAT_ERROR_MODEL_UNKNOWN;  // UNKNOWN: no floor
+    double eff = 0;
+    uint64_t rest = 0;
+    std::string why;
+  };
+  Floor floor_of(uint64_t skip) const {
+    const peat_signature_t& s = s_;
+    Floor fl;
+    if (F.n <= skip) return fl;
+    fl.rest = F.n - skip;
+    // Median relative error of the rest: below 2^-(eff + 1).
+    fl.eff = F.effective_bits(0.5, skip + F.nf + s.spurious_count);
+    const double median_rel = std::ldexp(1.0, -static_cast<int>(std::lround(fl.eff)) - 1);
+    const int q = F.median_ulp_bucket(skip);  // half of the rest lie below 2^q ULP
+    if (F.k_bound) {
+      const double bound = ctx_.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op +
+                           (F.u_op < F.u_store ? 2 * F.u_store : 0);
+      if (median_rel <= bound) {
+        fl.model = PEAT_ERROR_MODEL_ROUNDING;
+        fl.why = fmt::format("the other {} mismatches: median relative error < {:.3g} <= {} sqrt(2K) u{} = {:.3g} (K = {})",
+                             fl.rest, median_rel, ctx_.rounding_slack, F.u_op < F.u_store ? " + 2 u_storage" : "", bound, F.K);
+        return fl;
+      }
+    } else if (q <= 2) {
+      fl.model = PEAT_ERROR_MODEL_ROUNDING;
+      fl.why = fmt::format("the other {} mismatches: half of them within {} ULP", fl.rest, (1 << q) - 1);
+      return fl;
+    }
+    if (fl.eff >= 1 && fl.eff <= F.p - (F.k_bound ? 1 : 3)) {
+      fl.model = PEAT_ERROR_MODEL_REDUCED_PRECISION;
+      fl.why = fmt::format("the other {} mismatches: median relative error < {:.3g}, effective mantissa bits {:.0f} <= {}",
+                           fl.rest, median_rel, fl.eff, F.p - (F.k_bound ? 1 : 3));
+    }
+    return fl;
+  }
+  bool floor_beneath(uint64_t skip, const char* anomaly) { return add_floor(floor_of(skip), anomaly); }
+  bool add_floor(const Floor& fl, const char* anomaly) {
+    if (fl.model == PEAT_ERROR_MODEL_UNKNOWN) return false;
+    auto& v = B.add(fl.model, fl.model == PEAT_ERROR_MODEL_ROUNDING ? 0.8 : 0.75, static_cast<int64_t>(fl.rest));
+    v.effective_mantissa_bits = fl.eff;
+    if (fl.model == PEAT_ERROR_MODEL_REDUCED_PRECISION) v.nearest_format = format_near(fl.eff);
+    evidence(v, "{}", fl.why);
+    evidence(v, "a floor beneath {}: effective mantissa bits {:.0f} (median of the rest){}{}", anomaly, fl.eff,
+             fl.model == PEAT_ERROR_MODEL_REDUCED_PRECISION ? ", nearest format " : "",
+             fl.model == PEAT_ERROR_MODEL_REDUCED_PRECISION ? format_name(v.nearest_format) : "");
+    return true;
+  }
+
+  // ---- 10b STUCK_AT over a noise floor ---------------------------------------------------------
+  // A bit b whose pairs (those with b the highest differing bit) change one
+  // way, stand above the floor, and are no carry tail:
+  //  (a) one direction: |2 S_b - T_b| >= max(8, 4 sqrt(T_b)), T_b pairs with
+  //      top bit b, S_b of them with b set in c -- noise moves values up and
+  //      down alike (a fair coin stays within 4 sigma);
+  //  (b) alone: T_b >= 4 max(X_b-1, X_b-2), X the pairs differing in a bit --
+  //      a stuck bit changes b and leaves the two bits below it (noise sits
+  //      lower); a noise tail or carry chain reaching b passes b-1 and b-2
+  //      too, and a scale changes the top mantissa bits along with b;
+  //  (c) far: at least |2 S_b - T_b| pairs lie >= 2^(b-1) ULP apart (flipping
+  //      a non-sign bit b moves a value by 2^b ULP), while half of the other
+  //      mismatches lie below 2^(b-3) ULP;
+  //  (d) the other mismatches form a floor (floor_of: ROUNDING or
+  //      REDUCED_PRECISION), which is ranked after the stuck bit.
+  bool stuck_over_floor() {
+    const peat_signature_t& s = s_;
+    if (!F.has_top()) return false;
+    int best = -1;
+    double best_d = 0;
+    for (int b = 2; b < F.width; ++b) {
+      const double T = static_cast<double>(s.xor_top_bit_hist[b]), S = static_cast<double>(s.xor_top_bit_set_hist[b]);
+      // Pairs that clear every bit (c = 0: flushes, dropped writes) or set the
+      // exponent (new NaN/Inf) are set aside: they are not a stuck bit.
+      const double up = S - std::min(S, static_cast<double>(F.nf));
+      const double down = (T - S) - std::min(T - S, static_cast<double>(s.dropped_count));
+      const double D = std::fabs(up - down);
+      if (T < 8 || D < std::max(8.0, 4 * std::sqrt(T))) continue;
+      const double below = static_cast<double>(std::max(s.xor_bit_hist[b - 1], s.xor_bit_hist[b - 2]));
+      if (T < 4 * below) continue;
+      const int far_bucket = F.is_sign(b) ? F.p + 1 : b;  // a sign flip of a normal value: >= 2^(p+1) ULP
+      if (static_cast<double>(F.ulp_bucket_at_least(far_bucket)) < D) continue;
+      if (F.median_ulp_bucket(s.xor_top_bit_hist[b]) > far_bucket - 3) continue;
+      if (D > best_d) { best = b; best_d = D; }
+    }
+    if (best < 0) return false;
+    const uint64_t T = s.xor_top_bit_hist[best], S = s.xor_top_bit_set_hist[best];
+    const Floor fl = floor_of(T);
+    if (fl.model == PEAT_ERROR_MODEL_UNKNOWN) return false;
+    const int pol = 2 * S > T ? 1 : 0;
+    auto& v = B.add(PEAT_ERROR_MODEL_STUCK_AT, 0.85, static_cast<int64_t>(T));
+    v.bit = best;
+    v.polarity = pol;
+    evidence(v, "{} pairs have bit {} ({} field) as their highest differing bit, {} of them changed towards {}: "
+                "|2S - T| = {:.0f} >= max(8, 4 sqrt(T)) = {:.1f}", T, best, F.field(best), pol ? S : T - S, pol, best_d,
+             std::max(8.0, 4 * std::sqrt(static_cast<double>(T))));
+    evidence(v, "alone: {} >= 4 x max({}, {}) pairs differing in bits {} and {}; {} pairs >= 2^{} ULP apart", T,
+             s.xor_bit_hist[best - 1], s.xor_bit_hist[best - 2], best - 1, best - 2,
+             F.ulp_bucket_at_least(F.is_sign(best) ? F.p + 1 : best), (F.is_sign(best) ? F.p + 1 : best) - 1);
+    evidence(v, "half of the other mismatches lie below 2^{} ULP", F.median_ulp_bucket(T));
+    add_floor(fl, "the stuck bit");
     return true;
   }
 
@@ -619,6 +827,18 @@ class Rules {
         rounding = true;
         why = fmt::format("relative L2 {:.3g} <= {} sqrt(2K) u{} = {:.3g} (K = {}, u = {:.3g})", bulk_l2,
                           ctx.rounding_slack, F.u_op < F.u_store ? " + 2 u_storage" : "", bound, F.K, F.u_op);
+      }
+    }
+    // Ops without a reduction bound: both outputs within one rounding of f(x)
+    // each, so normwise ||c - g|| <= 2 u ||f|| -- judged on the norm, not per
+    // element, since small outputs (cancellation, values near a root) have large
+    // relative errors without any loss of accuracy.
+    if (!rounding && !F.k_bound && F.nf == 0 && s.spurious_count == 0) {
+      const double bound = 2 * std::max(F.u_op, F.u_store);
+      if (bulk_l2 <= bound) {
+        rounding = true;
+        why = fmt::format("normwise: relative L2 {:.3g} <= 2u = {:.3g} (u = {:.3g}): each side within one rounding",
+                          bulk_l2, bound, std::max(F.u_op, F.u_store));
       }
     }
     if (!rounding && rounding_sized) {
@@ -688,10 +908,7 @@ class Rules {
     if (reduced) {
       auto& v = B.add(PEAT_ERROR_MODEL_REDUCED_PRECISION, 0.85, static_cast<int64_t>(bulk));
       v.effective_mantissa_bits = eff;
-      v.nearest_format = nearest_format(eff);
-      if (std::fabs(eff - (v.nearest_format == PEAT_FORMAT_TF32 ? 10 : v.nearest_format == PEAT_FORMAT_BF16 ? 7
-                           : v.nearest_format == PEAT_FORMAT_FP8_E4M3 ? 3 : 2)) > 2)
-        v.nearest_format = -1;
+      v.nearest_format = format_near(eff);
       evidence(v, "effective mantissa bits {:.1f} < {} ({}): nearest format {}", eff, F.p,
                F.k_bound ? "from the relative L2 error" : "0.95 quantile of the relative errors",
                format_name(v.nearest_format));
@@ -748,7 +965,7 @@ const char* format_name(peat_float_format_t format) noexcept {
     case -1: return "none";
     case PEAT_FORMAT_BF16: return "bf16";
     case PEAT_FORMAT_FP16: return "fp16";
-    case PEAT_FORMAT_TF32: return "tf32/fp16";
+    case PEAT_FORMAT_TF32: return "tf32";
     case PEAT_FORMAT_FP8_E4M3: return "fp8_e4m3";
     case PEAT_FORMAT_FP8_E5M2: return "fp8_e5m2";
     default: return "unknown";

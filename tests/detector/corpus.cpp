@@ -338,6 +338,17 @@ uint64_t ulp_distance(uint64_t a, uint64_t b, int w) {
   return ma > UINT64_MAX - mb ? UINT64_MAX : ma + mb;
 }
 
+// The value of a storage word of dtype t.
+double decode(DT t, uint64_t bits) {
+  switch (t) {
+    case DT::F64: { double v; std::memcpy(&v, &bits, 8); return v; }
+    case DT::F32: { const uint32_t b = static_cast<uint32_t>(bits); float v; std::memcpy(&v, &b, 4); return v; }
+    case DT::F16: { const uint16_t b = static_cast<uint16_t>(bits); _Float16 v; std::memcpy(&v, &b, 2); return static_cast<double>(v); }
+    case DT::BF16: { const uint32_t b = static_cast<uint32_t>(bits & 0xFFFF) << 16; float v; std::memcpy(&v, &b, 4); return v; }
+  }
+  return 0;
+}
+
 // Applies `spec` to a copy of the golden tensor; fills label and flags from the truth.
 bool inject(Case& c, peat_inject_spec_t& spec, uint64_t seed) {
   c.candidate = c.golden;
@@ -357,6 +368,19 @@ bool inject(Case& c, peat_inject_spec_t& spec, uint64_t seed) {
     bool small = true;
     for (int64_t i = 0; i < truth.recorded; ++i) small &= ulp_distance(truth.changes[i].old_bits, truth.changes[i].new_bits, w) <= 3;
     if (small) c.label = PEAT_ERROR_MODEL_ROUNDING;
+    // On a reduction's output, changes within the deterministic bound 2 gamma_K + 2 u_s
+    // (relative) are rounding-sized (Higham: either output may be that far from the exact sum).
+    if (c.K > 0) {
+      const double u = c.dt == DT::F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+      const double Ku = static_cast<double>(c.K) * u;
+      const double bound = 2 * Ku / (1 - Ku) + 2 * std::ldexp(1.0, -(p + 1));
+      bool within = bound < 0.125;
+      for (int64_t i = 0; i < truth.recorded && within; ++i) {
+        const double o = decode(c.dt, truth.changes[i].old_bits), v = decode(c.dt, truth.changes[i].new_bits);
+        within = o != 0 && std::isfinite(v) && v != 0 && std::fabs(v - o) / std::fabs(o) <= bound;
+      }
+      if (within) c.label = PEAT_ERROR_MODEL_ROUNDING;
+    }
   }
   if (spec.kind == PEAT_INJECT_REGION && truth.changed < 4) return false;  // too small to be a region
   if (spec.kind == PEAT_INJECT_BITFLIP || spec.kind == PEAT_INJECT_STUCK_AT)
