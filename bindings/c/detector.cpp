@@ -63,6 +63,8 @@ PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat
     if (ctx.map != nullptr) check_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
     ctx.rerun = full_signature(ctx.rerun, rerun_buf, "context.rerun");
     ctx.reference = full_signature(ctx.reference, ref_buf, "context.reference");
+    peat_signature_t diff_buf;
+    ctx.rerun_diff = full_signature(ctx.rerun_diff, diff_buf, "context.rerun_diff");
     peat_detection_t result;
     peat_detection_init(&result);
     peat::detector::detect(*sig, ctx, result);

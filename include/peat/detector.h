@@ -84,6 +84,13 @@ typedef struct peat_detect_context {
   const peat_signature_t* reference;  /* signature of (float64 reference, golden), or NULL: the
                                          golden's own error. A candidate error within
                                          rounding_slack times it counts as ROUNDING */
+  /* ---- appended in 0.2 ---- */
+  const peat_signature_t* rerun_diff; /* signature of (candidate run 1, candidate run 2) on the same
+                                         input, or NULL: the runs compared elementwise. Any bitwise
+                                         mismatch gives NONDETERMINISM (two runs whose results swap
+                                         between equal-looking elements have equal signatures against
+                                         the golden, yet differ here). Its count must equal the
+                                         signature's */
 } peat_detect_context_t;
 
 /* ------------------------------------------------------------- verdicts -- */
@@ -104,7 +111,8 @@ typedef struct peat_verdict {
   double effective_mantissa_bits;/* ROUNDING / REDUCED_PRECISION: the candidate's effective
                                     mantissa bits (docs/error-models.md), else 0 */
   peat_float_format_t nearest_format; /* REDUCED_PRECISION: nearest narrow format (injector.h
-                                    PEAT_FORMAT_*; TF32 stands for tf32/fp16), else -1 */
+                                    PEAT_FORMAT_*; 10 bits read FP16 when max |g| fits fp16's
+                                    range, TF32 otherwise), else -1 */
   int32_t reserved;              /* 0 */
   double alpha;                  /* SCALING: the scale factor (mean of c/g), else 0 */
   int64_t rows_affected;         /* rows with a mismatch (needs the map), else -1 */

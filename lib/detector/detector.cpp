@@ -277,6 +277,20 @@ int format_mantissa_bits(peat_float_format_t f) {
   }
 }
 
+// P(|up - down| >= d) for n fair coin flips (up + down = n): the chance that
+// noise, moving values up and down alike, shows a one-way excess of d.
+double coin_tail(uint64_t n, uint64_t d) {
+  if (d == 0) return 1;
+  if (n > 4000) return std::erfc((static_cast<double>(d) - 1) / std::sqrt(2.0 * static_cast<double>(n)));
+  const uint64_t k0 = (n + d + 1) / 2;  // up >= k0 gives up - down >= d
+  double p = 0;
+  const double ln2n = static_cast<double>(n) * std::log(2.0);
+  for (uint64_t k = k0; k <= n; ++k)
+    p += std::exp(std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
+                  std::lgamma(static_cast<double>(n - k) + 1) - ln2n);
+  return std::min(1.0, 2 * p);
+}
+
 // Nearest narrow format to `bits` effective mantissa bits.
 peat_float_format_t nearest_format(double bits) {
   struct Cand { peat_float_format_t f; double m; };
@@ -354,10 +368,11 @@ void validate_inputs(const peat_signature_t& s, const peat_detect_context_t& ctx
   if (ctx.map != nullptr && ctx.map->mismatch_count > s.count)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "context.map.mismatch_count = {} is larger than signature.count = {}",
          ctx.map->mismatch_count, s.count);
-  for (const auto& [other, name] : {std::pair{ctx.rerun, "context.rerun"}, std::pair{ctx.reference, "context.reference"}}) {
+  for (const auto& [other, name] : {std::pair{ctx.rerun, "context.rerun"}, std::pair{ctx.reference, "context.reference"},
+                                    std::pair{ctx.rerun_diff, "context.rerun_diff"}}) {
     if (other == nullptr) continue;
     validate_signature(*other, name);
-    if (!(other->golden_dtype == s.golden_dtype) && other != ctx.reference)
+    if (!(other->golden_dtype == s.golden_dtype) && other == ctx.rerun)
       fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: golden dtype {} differs from the signature's {}", name,
            dtype_name(other->golden_dtype), dtype_name(s.golden_dtype));
     if (other->count != s.count)
@@ -379,7 +394,8 @@ class Rules {
     if (exact()) return;
     derive();
     bool done = bitflip_single() || stuck_at() || scaling() || bitflip_multi_one_bit() || within_gamma() || region() ||
-                nonfinite() || dropped_writes() || bitflip_multi_sparse() || stuck_over_floor() || noise_floor();
+                nonfinite() || dropped_writes() || stuck_over_floor() || bitflip_multi_sparse() ||
+                dropped_over_floor() || noise_floor();
     if (!done) garbage_or_unknown();
     if (F.nf > 0 && !B.has(PEAT_ERROR_MODEL_NONFINITE)) {
       auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));
@@ -453,6 +469,13 @@ class Rules {
   // ---- 1 NONDETERMINISM: the second run on the same input differs ----------------
   void nondeterminism() {
     const peat_signature_t& s = s_;
+    if (const peat_signature_t* d = ctx_.rerun_diff; d != nullptr) {  // the two runs compared elementwise
+      if (d->bitwise_mismatch_count == 0) return;
+      auto& v = B.add(PEAT_ERROR_MODEL_NONDETERMINISM, 1.0, static_cast<int64_t>(d->bitwise_mismatch_count));
+      evidence(v, "two candidate runs on the same input differ in {} of {} elements (bitwise), max |run1 - run2| = {:.3g}",
+               d->bitwise_mismatch_count, d->count, d->max_abs_error);
+      return;
+    }
     if (ctx_.rerun == nullptr || same_numbers(s, *ctx_.rerun)) return;
     auto& v = B.add(PEAT_ERROR_MODEL_NONDETERMINISM, 1.0,
                     static_cast<int64_t>(std::max(s.bitwise_mismatch_count, ctx_.rerun->bitwise_mismatch_count)));
@@ -509,6 +532,10 @@ class Rules {
   bool stuck_at() {
     const peat_signature_t& s = s_;
     if (!(sb >= 0 && polarity >= 0)) return false;
+    // Mantissa bits 0 and 1 change a value by at most 3 ULP, as rounding does: one
+    // direction only counts when a fair coin would rarely give it (<= 1e-3).
+    const bool low = sb < 2 && !F.is_exponent(sb) && !F.is_sign(sb);
+    if (low && coin_tail(F.nb, F.nb) > 1e-3) return false;
     auto& v = B.add(PEAT_ERROR_MODEL_STUCK_AT, 0.95, static_cast<int64_t>(F.nb));
     v.bit = sb;
     v.polarity = polarity;
@@ -529,20 +556,33 @@ class Rules {
   // ---- 5 SCALING: c/g constant over the well-conditioned pairs -----------------------
   bool scaling() {
     const peat_signature_t& s = s_;
-    if (!(s.ratio_count >= 4 && static_cast<double>(s.ratio_count) >= 0.5 * static_cast<double>(s.finite_count) &&
-          n >= 0.5 * static_cast<double>(s.ratio_count)))
-      return false;
+    // The ratio pairs cover half of the finite pairs, or (sparse outputs: a ReLU's
+    // zeros) every pair outside them can be equal (c = g = 0 scales to itself).
+    const bool covered = static_cast<double>(s.ratio_count) >= 0.5 * static_cast<double>(s.finite_count) ||
+                         (F.n <= s.ratio_count && s.spurious_count == 0 &&
+                          s.count - F.n >= s.finite_count - s.ratio_count);
+    if (!(s.ratio_count >= 4 && covered && n >= 0.5 * static_cast<double>(s.ratio_count))) return false;
     const peat_signature_sums_t ratio = analyzer::sums_of(s);
     const double mean = ratio.ratio_mean;
     const double sd = std::sqrt(std::max(0.0, ratio.ratio_m2 / static_cast<double>(s.ratio_count)));
     const double rel_sd = mean != 0 ? sd / std::fabs(mean) : INFINITY;
-    if (!(rel_sd <= 4 * F.u_store && std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean))) return false;
-    auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * rel_sd / (4 * F.u_store), static_cast<int64_t>(F.n));
+    // c = fl(alpha g) keeps every c/g within alpha (1 +- u_s): the range too, not
+    // only the spread (the moments alone can overflow or hide one outlier).
+    // (The range bounds the spread exactly; the moments, read from rounded
+    // squares, can lose that precision in f64.)
+    const double range = s.ratio_max - s.ratio_min;
+    if (!(std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean) && range <= 8 * F.u_store * std::fabs(mean)))
+      return false;
+    auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * std::min(1.0, range / (8 * F.u_store * std::fabs(mean))),
+                    static_cast<int64_t>(F.n));
     v.alpha = mean;
-    evidence(v, "c/g over {} well-conditioned pairs: mean {:.6g}, relative sd {:.3g} <= 4u = {:.3g}", s.ratio_count,
-             mean, rel_sd, 4 * F.u_store);
+    evidence(v, "c/g over {} well-conditioned pairs: mean {:.6g}, range {:.3g} <= 8u |mean| = {:.3g} (relative sd {:.3g})",
+             s.ratio_count, mean, range, 8 * F.u_store * std::fabs(mean), rel_sd);
     evidence(v, "|mean - 1| = {:.3g} >= 16u = {:.3g}; range [{:.6g}, {:.6g}]", std::fabs(mean - 1),
              16 * F.u_store, s.ratio_min, s.ratio_max);
+    if (static_cast<double>(s.ratio_count) < 0.5 * static_cast<double>(s.finite_count))
+      evidence(v, "sparse: {} of {} finite pairs outside the ratios, {} pairs bitwise equal", s.finite_count - s.ratio_count,
+               s.finite_count, s.count - F.nb);
     set_spatial(v, sp);
     return true;
   }
@@ -622,6 +662,15 @@ class Rules {
   // ---- 10 BITFLIP_MULTI: a few pairs, each off in at most 4 bits, mostly far apart -------------
   bool bitflip_multi_sparse() {
     const peat_signature_t& s = s_;
+    // "Far" for a reduction: beyond what its rounding may move a value, K u / u_s
+    // ULP (gamma_K relative to |g|, one ULP being >= u_s |g|), at least 4 ULP.
+    uint64_t far = this->far;
+    if (F.k_bound) {
+      uint64_t d = 4;
+      const double lim = static_cast<double>(F.K) * F.u_op / F.u_store;
+      while (static_cast<double>(d) < lim && d < (uint64_t{1} << 62)) d <<= 1;
+      far = F.ulp_at_least(d);
+    }
     if (!(!rounding_sized && F.popcount_at_most(4) == F.nb &&
           ((far >= 2 && static_cast<double>(far) >= 0.5 * n) || (F.n == 1 && far == 1)) &&
           n <= std::max(16.0, 0.01 * N)))
@@ -630,7 +679,10 @@ class Rules {
     v.first_index = sp.present ? sp.first : s.max_abs_error_index;
     evidence(v, "{} of {} pairs differ, each in at most 4 bits ({} in 1, {} in 2)", F.nb, s.count,
              s.xor_popcount_hist[1], s.xor_popcount_hist[2]);
-    evidence(v, "{} of them 4 ULP or more apart (>= 50 %): not rounding", far);
+    evidence(v, "{} of them beyond rounding ({} ULP or more apart, >= 50 %)", far,
+             F.k_bound ? std::max<uint64_t>(4, uint64_t{1} << static_cast<int>(std::ceil(std::log2(std::max(
+                             4.0, static_cast<double>(F.K) * F.u_op / F.u_store)))))
+                       : uint64_t{4});
     set_spatial(v, sp);
     return true;
   }
@@ -722,13 +774,14 @@ class Rules {
   // ---- 10b STUCK_AT over a noise floor ---------------------------------------------------------
   // A bit b whose pairs (those with b the highest differing bit) change one
   // way, stand above the floor, and are no carry tail:
-  //  (a) one direction: |2 S_b - T_b| >= max(8, 4 sqrt(T_b)), T_b pairs with
-  //      top bit b, S_b of them with b set in c -- noise moves values up and
-  //      down alike (a fair coin stays within 4 sigma);
-  //  (b) alone: T_b >= 4 max(X_b-1, X_b-2), X the pairs differing in a bit --
-  //      a stuck bit changes b and leaves the two bits below it (noise sits
-  //      lower); a noise tail or carry chain reaching b passes b-1 and b-2
-  //      too, and a scale changes the top mantissa bits along with b;
+  //  (a) one direction: T_b >= 8 pairs have b as their highest differing bit,
+  //      S_b of them with b set in c (less the c = 0 and new NaN/Inf pairs),
+  //      and a fair coin gives |up - down| that large with probability <= 1e-3
+  //      -- noise moves values up and down alike;
+  //  (b) alone: T_b >= 4 (X_b-1 - T_b-1), X the pairs differing in a bit: at
+  //      most a quarter of the top-b pairs also differ in bit b-1 -- a stuck bit
+  //      changes b and leaves the bits below it to the noise, a scale or a
+  //      carry across a power of two changes the top bits below b too;
   //  (c) far: at least |2 S_b - T_b| pairs lie >= 2^(b-1) ULP apart (flipping
   //      a non-sign bit b moves a value by 2^b ULP), while half of the other
   //      mismatches lie below 2^(b-3) ULP;
@@ -746,9 +799,10 @@ class Rules {
       const double up = S - std::min(S, static_cast<double>(F.nf));
       const double down = (T - S) - std::min(T - S, static_cast<double>(s.dropped_count));
       const double D = std::fabs(up - down);
-      if (T < 8 || D < std::max(8.0, 4 * std::sqrt(T))) continue;
-      const double below = static_cast<double>(std::max(s.xor_bit_hist[b - 1], s.xor_bit_hist[b - 2]));
-      if (T < 4 * below) continue;
+      if (T < 8 || coin_tail(static_cast<uint64_t>(up + down), static_cast<uint64_t>(D)) > 1e-3) continue;
+      // Pairs above bit b-1 that differ in it: an upper bound on the top-b pairs touching b-1.
+      const double touching = static_cast<double>(s.xor_bit_hist[b - 1] - s.xor_top_bit_hist[b - 1]);
+      if (T < 4 * touching) continue;
       const int far_bucket = F.is_sign(b) ? F.p + 1 : b;  // a sign flip of a normal value: >= 2^(p+1) ULP
       if (static_cast<double>(F.ulp_bucket_at_least(far_bucket)) < D) continue;
       if (F.median_ulp_bucket(s.xor_top_bit_hist[b]) > far_bucket - 3) continue;
@@ -763,13 +817,41 @@ class Rules {
     v.bit = best;
     v.polarity = pol;
     evidence(v, "{} pairs have bit {} ({} field) as their highest differing bit, {} of them changed towards {}: "
-                "|2S - T| = {:.0f} >= max(8, 4 sqrt(T)) = {:.1f}", T, best, F.field(best), pol ? S : T - S, pol, best_d,
-             std::max(8.0, 4 * std::sqrt(static_cast<double>(T))));
-    evidence(v, "alone: {} >= 4 x max({}, {}) pairs differing in bits {} and {}; {} pairs >= 2^{} ULP apart", T,
-             s.xor_bit_hist[best - 1], s.xor_bit_hist[best - 2], best - 1, best - 2,
+                "|up - down| = {:.0f}, a fair coin's chance {:.2g} <= 1e-3", T, best, F.field(best), pol ? S : T - S, pol,
+             best_d, coin_tail(T, static_cast<uint64_t>(best_d)));
+    evidence(v, "alone: {} >= 4 x {} pairs above bit {} differing in it; {} pairs >= 2^{} ULP apart", T,
+             s.xor_bit_hist[best - 1] - s.xor_top_bit_hist[best - 1], best - 1,
              F.ulp_bucket_at_least(F.is_sign(best) ? F.p + 1 : best), (F.is_sign(best) ? F.p + 1 : best) - 1);
     evidence(v, "half of the other mismatches lie below 2^{} ULP", F.median_ulp_bucket(T));
     add_floor(fl, "the stuck bit");
+    return true;
+  }
+
+  // Effective bits of an elementwise candidate: the 0.95 quantile of its
+  // relative errors, unless the norm's estimate (-log2(relative L2) - 1.8) is
+  // more than 2 bits higher: then the large relative errors sit on tiny values
+  // (a format's subnormal range, where it keeps fewer bits) which the norm
+  // weighs by their size, and the norm's estimate is the format's precision.
+  double elementwise_bits(double eff_q, double l2) const {
+    if (!(l2 > 0)) return eff_q;
+    const double eff_l2 = std::clamp(-std::log2(l2) - 1.8, 0.0, static_cast<double>(F.p));
+    return eff_l2 > eff_q + 2 ? eff_l2 : eff_q;
+  }
+
+  // ---- 10c DROPPED_WRITES over a rounding floor ---------------------------------------------
+  // Rounding does not turn a non-zero value into zero (short of the underflow
+  // threshold); a reduced-precision floor may (flush to zero), so only a
+  // ROUNDING floor beneath the zeros is accepted.
+  bool dropped_over_floor() {
+    const peat_signature_t& s = s_;
+    if (s.dropped_count == 0 || F.nf > 0) return false;
+    const Floor fl = floor_of(s.dropped_count);
+    if (fl.model != PEAT_ERROR_MODEL_ROUNDING) return false;
+    auto& v = B.add(PEAT_ERROR_MODEL_DROPPED_WRITES, 0.85, static_cast<int64_t>(s.dropped_count));
+    evidence(v, "{} pairs are c = 0 where g != 0, above a rounding floor (which never writes 0 for a non-zero value)",
+             s.dropped_count);
+    set_spatial(v, sp);
+    add_floor(fl, "the zeros");
     return true;
   }
 
@@ -805,7 +887,7 @@ class Rules {
     // is about 2^-(m+1)/sqrt(3); otherwise the 0.95 quantile of the relative errors.
     const double eff = F.k_bound ? (bulk_l2 > 0 ? std::clamp(-std::log2(bulk_l2) - 1.8, 0.0, static_cast<double>(F.p))
                                                 : static_cast<double>(F.p))
-                                 : F.effective_bits(0.95, (outlier ? 1 : 0) + s.dropped_count);
+                                 : elementwise_bits(F.effective_bits(0.95, (outlier ? 1 : 0) + s.dropped_count), bulk_l2);
     const uint64_t bulk = F.n > skip ? F.n - skip : 0;
     const uint64_t near = F.n - std::min(F.n, far);  // within 3 ULP
     bool rounding = false;
@@ -833,7 +915,7 @@ class Rules {
     // each, so normwise ||c - g|| <= 2 u ||f|| -- judged on the norm, not per
     // element, since small outputs (cancellation, values near a root) have large
     // relative errors without any loss of accuracy.
-    if (!rounding && !F.k_bound && F.nf == 0 && s.spurious_count == 0) {
+    if (!rounding && !F.k_bound && F.nf == 0) {
       const double bound = 2 * std::max(F.u_op, F.u_store);
       if (bulk_l2 <= bound) {
         rounding = true;
