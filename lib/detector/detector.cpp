@@ -499,6 +499,7 @@ class Rules {
   // ---- 3 BITFLIP_SINGLE: one pair, one bit ---------------------------------------------
   bool bitflip_single() {
     const peat_signature_t& s = s_;
+    if (F.nb == 1 && sb < 0) return flip_over_reduction_noise();
     if (!(sb >= 0 && F.nb == 1)) return false;
     const bool low = !F.is_exponent(sb) && !F.is_sign(sb) && sb < 2;
     if (low) {
@@ -524,6 +525,33 @@ class Rules {
     }
     evidence(v, "exactly 1 of {} pairs differs, in exactly 1 bit: bit {} ({} field)", s.count, sb, F.field(sb));
     evidence(v, "|e| = {:.6g}, relative error {:.3g}", s.max_abs_error, s.max_rel_error);
+    set_spatial(v, sp);
+    return true;
+  }
+
+  // ---- 3b BITFLIP_SINGLE: the one differing pair of a reduction, one bit above its noise ----
+  // A reduction's rounding moves a value by at most K u / u_s + 2 ULP (gamma_K
+  // relative to |g|, and each side's rounding to storage): bits up to
+  // ceil(log2 of that) are noise (a carry adds one). One bit above them, at
+  // least the top mantissa bit, is a flip.
+  bool flip_over_reduction_noise() {
+    const peat_signature_t& s = s_;
+    if (!F.k_bound || s.max_abs_error_index < 0 || F.nf > 0 || gamma_ok) return false;
+    // K u / u_s ULP from the accumulation, plus one storage rounding of each side.
+    const double lim = static_cast<double>(F.K) * F.u_op / F.u_store + 2;
+    const int band = static_cast<int>(std::ceil(std::log2(lim))) + 1;
+    const uint64_t x = bits_of(s.max_abs_error_golden, F.f) ^ bits_of(s.max_abs_error_candidate, F.f);
+    if (band >= F.width || band > F.p - 1 || (x >> band) == 0 || __builtin_popcountll(x >> band) != 1) return false;
+    const int bit = 63 - __builtin_clzll(x);
+    if (bit < F.p - 1) return false;
+    auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_SINGLE, 0.8, 1);
+    v.bit = bit;
+    v.polarity = static_cast<int>((bits_of(s.max_abs_error_candidate, F.f) >> bit) & 1u);
+    v.first_index = s.max_abs_error_index;
+    evidence(v, "the 1 differing pair (index {}) differs in bit {} ({} field) and otherwise only below bit {}",
+             s.max_abs_error_index, bit, F.field(bit), band);
+    evidence(v, "rounding of K = {} terms moves a value by <= K u / u_s + 2 = {:.3g} ULP: bits below {} (g = {:.6g}, c = {:.6g})",
+             F.K, lim, band, s.max_abs_error_golden, s.max_abs_error_candidate);
     set_spatial(v, sp);
     return true;
   }
@@ -862,6 +890,9 @@ class Rules {
     // The largest error is an outlier when it stands 32x above the root mean
     // square of the other mismatches (noise has no such gap).
     const double max2 = s.max_abs_error * s.max_abs_error;
+    // The gap an outlier needs: twice the extreme value of n Gaussian errors,
+    // max / RMS <= sqrt(2 ln n), and at least 8.
+    const double gap = std::max(8.0, 2 * std::sqrt(2 * std::log(std::max(2.0, n))));
     const double rest_rms = F.n >= 2 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_error) - max2) / (n - 1)) : 0;
     // It must stand out in relative terms too: in a signature merged over
     // records of different magnitudes, the largest absolute error can be a
@@ -876,9 +907,9 @@ class Rules {
       const double d_out = s.max_abs_error_candidate / s.max_abs_error_golden - 1;
       const double rest_d2 = std::max(0.0, sum_of(s.ratio_dev_sq_sum) - d_out * d_out);
       const double rest_rel_rms = std::sqrt(rest_d2 / static_cast<double>(s.ratio_count - 1));
-      return std::fabs(d_out) >= 32 * rest_rel_rms;
+      return std::fabs(d_out) >= gap * rest_rel_rms;
     }();
-    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= 32 * rest_rms && rel_outlier &&
+    const bool outlier = F.n >= 2 && s.max_abs_error > 0 && s.max_abs_error >= gap * rest_rms && rel_outlier &&
                          max_pair_ulps >= 4 && !(F.k_bound && s.max_abs_error <= abs_allow);
     const uint64_t skip = (outlier ? 1 : 0) + F.nf + s.spurious_count + s.dropped_count;
     const double bulk_l2 = F.relative_l2(outlier ? max2 : 0);
@@ -950,8 +981,9 @@ class Rules {
         if (high <= 1) v.polarity = static_cast<int>((bits_of(s.max_abs_error_candidate, F.f) >> v.bit) & 1u);
       }
       v.first_index = s.max_abs_error_index;
-      evidence(v, "largest error |e| = {:.6g} at index {} is {:.0f}x the RMS {:.3g} of the other mismatches (>= 32)",
-               s.max_abs_error, s.max_abs_error_index, rest_rms > 0 ? s.max_abs_error / rest_rms : INFINITY, rest_rms);
+      evidence(v, "largest error |e| = {:.6g} at index {} is {:.0f}x the RMS {:.3g} of the other mismatches (>= {:.1f} = "
+                  "max(8, 2 sqrt(2 ln n)))",
+               s.max_abs_error, s.max_abs_error_index, rest_rms > 0 ? s.max_abs_error / rest_rms : INFINITY, rest_rms, gap);
       evidence(v, "g = {:.6g}, c = {:.6g}: {} differing bit(s) at or above bit {} (the noise reaches about bit {})",
                s.max_abs_error_golden, s.max_abs_error_candidate, high, band, band - 2);
       set_spatial(v, sp);

@@ -352,7 +352,7 @@ class DetectContext(Structure):
                 ("golden_dtype", DLDataType), ("candidate_dtype", DLDataType),
                 ("unit_roundoff", c_double), ("rounding_slack", c_double),
                 ("map", POINTER(SpatialMap)), ("rerun", POINTER(Signature)),
-                ("reference", POINTER(Signature))]
+                ("reference", POINTER(Signature)), ("rerun_diff", POINTER(Signature))]
 
 
 class Verdict(Structure):
