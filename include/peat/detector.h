@@ -177,7 +177,9 @@ PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, 
  * suffixes (".default", "_v2") and vendor prefixes (cublas, hipblas,
  * rocblas, cudnn, miopen, onednn, mkl) removed, then clustered: "gemm"
  * (aten::mm, addmm, bmm, matmul, linear, cublasSgemm_v2, ...), "gemv",
- * "conv", "attention", "softmax", "layer_norm", "batch_norm", "embedding",
+ * "conv", "attention", "softmax", "layer_norm", "batch_norm", "group_norm",
+ * "rms_norm", "reduction" (sum, mean, norm, var, std, ...), "loss" (*_loss,
+ * cross_entropy), "embedding",
  * else the normalised name itself. Writes it NUL-terminated into `out`
  * (truncated to capacity - 1 bytes; `out` may be NULL when capacity is 0)
  * and returns its full length, as snprintf does; 0 for a NULL op.
@@ -195,7 +197,11 @@ PEAT_API size_t peat_op_family(const char* op, char* out, size_t capacity);
  * convolution_backward: per output (grad input: CONV with C_out/groups *
  * kernel size; grad weight: CONV, grad bias: REDUCTION, both with N * output
  * size), the outputs present read from the output_mask attribute "arg10".
- * Softmax and norms: REDUCTION. A kind that needs K and has none becomes
+ * Softmax, norms, sums/means and losses: REDUCTION with K = the terms each
+ * output sums (softmax dim; normalized_shape; N x spatial size per channel;
+ * the reduced dims), from input 0's shape and the attributes "argN" (the
+ * op's N-th argument). Elementwise ops (relu, gelu, exp, tanh, add, the
+ * optimizer's addcdiv, ...): ELEMENTWISE. A kind that needs K and has none becomes
  * UNKNOWN unless `signature_k` (the signature's reduction_length) is > 0.
  * Other fields of *context are left as they are.
  * Errors: NULL context or op, n_inputs > 0 with NULL input_ndims or

@@ -257,3 +257,91 @@ TEST_CASE("non-GEMM: gelu in f32 against float64 is ROUNDING by its norm, though
   INFO(text(r.det));
   CHECK((r.det.verdicts[0].model == PEAT_ERROR_MODEL_ROUNDING || r.det.verdicts[0].model == PEAT_ERROR_MODEL_EXACT));
 }
+
+namespace {
+
+// op kind and K of output 0 of one call with one input of `shape`.
+std::pair<peat_op_kind_t, int64_t> infer(const char* op, std::vector<int64_t> shape, const peat_attr_t* attr = nullptr) {
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  const int32_t nd = static_cast<int32_t>(shape.size());
+  const int64_t* shapes[1] = {shape.data()};
+  REQUIRE(peat_detect_context_infer(&ctx, op, 1, &nd, shapes, attr, attr ? 1 : 0, 0, 0) == PEAT_STATUS_OK);
+  return {ctx.op_kind, ctx.reduction_length};
+}
+
+}  // namespace
+
+TEST_CASE("op contexts: norms, softmax, sums and losses are reductions with K; transcendental ops elementwise",
+          "[detector][op_context]") {
+  const int64_t normalized[] = {256};
+  peat_attr_t ln{};
+  ln.key = "arg1";
+  ln.type = PEAT_ATTR_INT_ARRAY;
+  ln.ints = normalized;
+  ln.n_ints = 1;
+  CHECK(infer("encoder.norm1/aten::native_layer_norm", {4, 32, 256}, &ln) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 256});
+  peat_attr_t dim{};
+  dim.key = "arg1";
+  dim.type = PEAT_ATTR_INT;
+  dim.i = 1;
+  CHECK(infer("aten::_softmax", {8, 100, 3}, &dim) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 100});
+  CHECK(infer("bn1/aten::native_batch_norm", {2, 64, 8, 8}) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 2 * 8 * 8});
+  CHECK(infer("aten::mean", {3, 7}) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 21});
+  CHECK(infer("aten::mse_loss", {16, 4}) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 64});
+  CHECK(infer("aten::gelu", {16, 4}).first == PEAT_OP_KIND_ELEMENTWISE);
+  CHECK(infer("aten::exp", {16, 4}).first == PEAT_OP_KIND_ELEMENTWISE);
+  char family[32];
+  peat_op_family("aten::native_group_norm", family, sizeof family);
+  CHECK(std::string(family) == "group_norm");
+}
+
+TEST_CASE("non-determinism from the two runs compared elementwise, though their signatures against the golden agree",
+          "[detector][composite]") {
+  // Rows 0 and 1 of the golden are equal; run 2 swaps the two rows of run 1.
+  std::vector<float> g = normal(2 * 16, 12);
+  for (int j = 0; j < 16; ++j) g[static_cast<size_t>(16 + j)] = g[static_cast<size_t>(j)];
+  std::vector<float> r1(g), r2;
+  for (int j = 0; j < 16; ++j) r1[static_cast<size_t>(j)] = std::nextafter(g[static_cast<size_t>(j)], INFINITY);
+  r2 = r1;
+  for (int j = 0; j < 16; ++j) std::swap(r2[static_cast<size_t>(j)], r2[static_cast<size_t>(16 + j)]);
+  View vg(g, 2, 16), v1(r1, 2, 16), v2(r2, 2, 16);
+  peat_signature_t s1, s2, d;
+  peat_signature_init(&s1);
+  peat_signature_init(&s2);
+  peat_signature_init(&d);
+  REQUIRE(peat_analyze(&vg.t, &v1.t, nullptr, &s1, nullptr) == PEAT_STATUS_OK);
+  REQUIRE(peat_analyze(&vg.t, &v2.t, nullptr, &s2, nullptr) == PEAT_STATUS_OK);
+  REQUIRE(peat_analyze(&v1.t, &v2.t, nullptr, &d, nullptr) == PEAT_STATUS_OK);
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  ctx.rerun = &s2;
+  ctx.rerun_diff = &d;
+  peat_detection_t det;
+  peat_detection_init(&det);
+  REQUIRE(peat_detect(&s1, &ctx, &det) == PEAT_STATUS_OK);
+  CHECK(det.verdicts[0].model == PEAT_ERROR_MODEL_NONDETERMINISM);
+  CHECK(det.verdicts[0].elements == 32);
+  CHECK(std::string(det.verdicts[0].evidence[0]).find("differ in 32 of 32 elements") != std::string::npos);
+}
+
+TEST_CASE("a signature of the 0.1 size is accepted; its top-bit histograms read as absent", "[detector][abi]") {
+  auto g = normal(256, 13);
+  std::vector<float> c(g);
+  for (size_t i = 0; i < c.size(); i += 32) c[i] = from_bits(bits(c[i]) ^ (1u << 30));
+  View vg(g, 16, 16), vc(c, 16, 16);
+  peat_signature_t sig;
+  peat_signature_init(&sig);
+  REQUIRE(peat_analyze(&vg.t, &vc.t, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
+  peat_signature_t old = sig;
+  old.struct_size = static_cast<uint32_t>(PEAT_SIGNATURE_SIZE_0_1);
+  std::memset(old.xor_top_bit_hist, 0xAB, sizeof old.xor_top_bit_hist);  // beyond an old caller's struct
+  peat_detection_t a, b;
+  peat_detection_init(&a);
+  peat_detection_init(&b);
+  REQUIRE(peat_detect(&sig, nullptr, &a) == PEAT_STATUS_OK);
+  REQUIRE(peat_detect(&old, nullptr, &b) == PEAT_STATUS_OK);
+  CHECK(a.verdicts[0].model == b.verdicts[0].model);
+  old.struct_size = static_cast<uint32_t>(PEAT_SIGNATURE_SIZE_0_1) + 8;
+  CHECK(peat_detect(&old, nullptr, &b) == PEAT_STATUS_VERSION_MISMATCH);
+}
