@@ -912,7 +912,12 @@ class Rules {
       const double d_out = s.max_abs_error_candidate / s.max_abs_error_golden - 1;
       const double rest_d2 = std::max(0.0, sum_of(s.ratio_dev_sq_sum) - d_out * d_out);
       const double rest_rel_rms = std::sqrt(rest_d2 / static_cast<double>(s.ratio_count - 1));
-      return std::fabs(d_out) >= gap * rest_rel_rms;
+      if (std::fabs(d_out) >= gap * rest_rel_rms) return true;
+      // The RMS of c/g deviations is heavy-tailed where outputs cancel; a change of
+      // >= 1/4 (a sign, exponent or top-mantissa flip) that is also 32x the median
+      // relative error of the others is no value rounded like them.
+      const double median_rel = std::ldexp(1.0, -static_cast<int>(std::lround(F.effective_bits(0.5, 1))) - 1);
+      return std::fabs(d_out) >= 0.25 && std::fabs(d_out) >= gap * median_rel;
     }();
     // Effective mantissa bits: for a reduction (heavy-tailed relative errors where
     // it cancels) from the relative L2 error, whose value for rounding to m bits
