@@ -820,7 +820,10 @@ class Rules {
     if (!F.has_top()) return false;
     int best = -1;
     double best_d = 0;
-    for (int b = 2; b < F.width; ++b) {
+    // Not the sign bit: noise flips the sign of values near zero, in a direction
+    // set by the signs of those values (not a fair coin), and every such flip is
+    // "far" on the ordered line; the exact-pattern rule 4 still names a stuck sign.
+    for (int b = 2; b < F.width - 1; ++b) {
       const double T = static_cast<double>(s.xor_top_bit_hist[b]), S = static_cast<double>(s.xor_top_bit_set_hist[b]);
       // Pairs that clear every bit (c = 0: flushes, dropped writes) or set the
       // exponent (new NaN/Inf) are set aside: they are not a stuck bit.
@@ -831,7 +834,7 @@ class Rules {
       // Pairs above bit b-1 that differ in it: an upper bound on the top-b pairs touching b-1.
       const double touching = static_cast<double>(s.xor_bit_hist[b - 1] - s.xor_top_bit_hist[b - 1]);
       if (T < 4 * touching) continue;
-      const int far_bucket = F.is_sign(b) ? F.p + 1 : b;  // a sign flip of a normal value: >= 2^(p+1) ULP
+      const int far_bucket = b;
       if (static_cast<double>(F.ulp_bucket_at_least(far_bucket)) < D) continue;
       if (F.median_ulp_bucket(s.xor_top_bit_hist[b]) > far_bucket - 3) continue;
       if (D > best_d) { best = b; best_d = D; }
@@ -849,7 +852,7 @@ class Rules {
              best_d, coin_tail(T, static_cast<uint64_t>(best_d)));
     evidence(v, "alone: {} >= 4 x {} pairs above bit {} differing in it; {} pairs >= 2^{} ULP apart", T,
              s.xor_bit_hist[best - 1] - s.xor_top_bit_hist[best - 1], best - 1,
-             F.ulp_bucket_at_least(F.is_sign(best) ? F.p + 1 : best), (F.is_sign(best) ? F.p + 1 : best) - 1);
+             F.ulp_bucket_at_least(best), best - 1);
     evidence(v, "half of the other mismatches lie below 2^{} ULP", F.median_ulp_bucket(T));
     add_floor(fl, "the stuck bit");
     return true;

@@ -197,7 +197,7 @@ TEST_CASE("few outputs: a long dot product tens of ULP off but inside gamma_K is
   CHECK(std::string(r.det.verdicts[0].evidence[0]).find("2 gamma_K + 2 u_s") != std::string::npos);
 }
 
-TEST_CASE("non-GEMM: a float64 layer norm against f32 is ROUNDING by its norm; bf16 is REDUCED_PRECISION bf16",
+TEST_CASE("non-GEMM: a float64 layer norm against f32 is ROUNDING by its norm, bf16 REDUCED_PRECISION bf16",
           "[detector][composite]") {
   const int64_t rows = 32, D = 256;
   auto x = normal(static_cast<size_t>(rows * D), 9);
@@ -233,7 +233,7 @@ TEST_CASE("non-GEMM: a float64 layer norm against f32 is ROUNDING by its norm; b
   CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_BF16);
 }
 
-TEST_CASE("formats: tf32 and fp16 have their own names; 10 bits within fp16's range read fp16", "[detector][format]") {
+TEST_CASE("formats: tf32 and fp16 have their own names, and 10 bits within fp16's range read fp16", "[detector][format]") {
   CHECK(std::string(peat_float_format_name(PEAT_FORMAT_TF32)) == "tf32");
   CHECK(std::string(peat_float_format_name(PEAT_FORMAT_FP16)) == "fp16");
   auto g = normal(64 * 64, 10);
@@ -272,7 +272,7 @@ std::pair<peat_op_kind_t, int64_t> infer(const char* op, std::vector<int64_t> sh
 
 }  // namespace
 
-TEST_CASE("op contexts: norms, softmax, sums and losses are reductions with K; transcendental ops elementwise",
+TEST_CASE("op contexts: norms, softmax, sums and losses are reductions with K, transcendental ops elementwise",
           "[detector][op_context]") {
   const int64_t normalized[] = {256};
   peat_attr_t ln{};
@@ -325,7 +325,7 @@ TEST_CASE("non-determinism from the two runs compared elementwise, though their 
   CHECK(std::string(det.verdicts[0].evidence[0]).find("differ in 32 of 32 elements") != std::string::npos);
 }
 
-TEST_CASE("a signature of the 0.1 size is accepted; its top-bit histograms read as absent", "[detector][abi]") {
+TEST_CASE("a signature of the 0.1 size is accepted with its top-bit histograms absent", "[detector][abi]") {
   auto g = normal(256, 13);
   std::vector<float> c(g);
   for (size_t i = 0; i < c.size(); i += 32) c[i] = from_bits(bits(c[i]) ^ (1u << 30));
