@@ -18,6 +18,20 @@ void check_size(uint32_t got, size_t want, const char* name) {
     peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
 }
 
+// A signature of this library's size, or of the 0.1 size (before the top-bit
+// histograms): the older one is read into a full struct whose new fields are
+// zero, which the Detector reads as "absent".
+const peat_signature_t* full_signature(const peat_signature_t* sig, peat_signature_t& buffer, const char* name) {
+  if (sig == nullptr || sig->struct_size == sizeof(peat_signature_t)) return sig;
+  if (sig->struct_size != PEAT_SIGNATURE_SIZE_0_1)
+    peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is neither {} nor the 0.1 size {} (call peat_signature_init)",
+               name, sig->struct_size, sizeof(peat_signature_t), PEAT_SIGNATURE_SIZE_0_1);
+  std::memset(&buffer, 0, sizeof buffer);
+  std::memcpy(&buffer, sig, PEAT_SIGNATURE_SIZE_0_1);
+  buffer.struct_size = sizeof(peat_signature_t);
+  return &buffer;
+}
+
 }  // namespace
 
 extern "C" {
@@ -43,15 +57,17 @@ PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat
     peat::require_arg(out, "out");
     check_size(out->struct_size, sizeof(peat_detection_t), "out");
     out->verdict_count = 0;
-    check_size(signature->struct_size, sizeof(peat_signature_t), "signature");
-    const peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
+    peat_signature_t sig_buf, rerun_buf, ref_buf;
+    const peat_signature_t* sig = full_signature(signature, sig_buf, "signature");
+    peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
     if (ctx.map != nullptr) check_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
-    if (ctx.rerun != nullptr) check_size(ctx.rerun->struct_size, sizeof(peat_signature_t), "context.rerun");
-    if (ctx.reference != nullptr)
-      check_size(ctx.reference->struct_size, sizeof(peat_signature_t), "context.reference");
+    ctx.rerun = full_signature(ctx.rerun, rerun_buf, "context.rerun");
+    ctx.reference = full_signature(ctx.reference, ref_buf, "context.reference");
+    peat_signature_t diff_buf;
+    ctx.rerun_diff = full_signature(ctx.rerun_diff, diff_buf, "context.rerun_diff");
     peat_detection_t result;
     peat_detection_init(&result);
-    peat::detector::detect(*signature, ctx, result);
+    peat::detector::detect(*sig, ctx, result);
     std::memcpy(out, &result, sizeof result);
   });
 }
