@@ -201,6 +201,7 @@ struct PairInfo {
   int ulp_bucket;
   int rel_bucket;
   uint64_t xor_bits;  // golden word XOR converted candidate word
+  uint64_t cand_bits; // the converted candidate word
   double g, c;        // the values (candidate converted to the golden format)
   double err;         // c - g in double (finite pairs)
   double abs_err;     // |err|
@@ -223,6 +224,7 @@ PEAT_SIG_HOT PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bit
   p.g = G::to_double(gb);
   p.c = G::to_double(cb);
   p.xor_bits = static_cast<uint64_t>(gb ^ cb);
+  p.cand_bits = static_cast<uint64_t>(cb);
   p.err = 0;
   p.abs_err = 0;
   p.rel = 0;
@@ -294,6 +296,15 @@ PEAT_HD void ratio_add(peat_signature_t& s, double ratio) {
   exact_sum_add(s.ratio_dev_sq_sum, d * d);
 }
 
+// Counts the highest differing bit of a mismatching pair and whether the
+// candidate has it set.
+PEAT_HD void top_bit_add(peat_signature_t& s, uint64_t xor_bits, uint64_t cand_bits) {
+  if (xor_bits == 0) return;
+  const int top = 63 - clz64(xor_bits);
+  s.xor_top_bit_hist[top] += 1;
+  s.xor_top_bit_set_hist[top] += (cand_bits >> top) & 1u;
+}
+
 // Adds one classified pair at element `index` into a (partial) signature. The
 // reference accumulation for device kernels (one thread's partial); the CPU
 // fast path accumulates chunks and merges them with the same rules.
@@ -316,6 +327,7 @@ PEAT_HD void accumulate_pair(peat_signature_t& s, const PairInfo& p, int64_t ind
   s.rel_hist[p.rel_bucket] += 1;
   s.xor_popcount_hist[popcount64(p.xor_bits)] += 1;
   for (uint64_t x = p.xor_bits; x != 0; x &= x - 1) s.xor_bit_hist[ctz64(x)] += 1;
+  top_bit_add(s, p.xor_bits, p.cand_bits);
   if (f & kFinite) {
     s.finite_count += 1;
     if (beats(p.abs_err, index, s.max_abs_error, s.max_abs_error_index)) {
@@ -397,6 +409,10 @@ PEAT_HD void merge_signature_data(peat_signature_t& into, const peat_signature_t
   for (int i = 0; i < PEAT_SIGNATURE_REL_BUCKETS; ++i) into.rel_hist[i] += from.rel_hist[i];
   for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) into.xor_bit_hist[i] += from.xor_bit_hist[i];
   for (int i = 0; i < PEAT_SIGNATURE_POPCOUNT_BUCKETS; ++i) into.xor_popcount_hist[i] += from.xor_popcount_hist[i];
+  for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) {
+    into.xor_top_bit_hist[i] += from.xor_top_bit_hist[i];
+    into.xor_top_bit_set_hist[i] += from.xor_top_bit_set_hist[i];
+  }
 }
 
 }  // namespace peat::hd

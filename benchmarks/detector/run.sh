@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the Detector's full labeled corpus and records detector_accuracy and
-# detector_min_recall (DESIGN.md §9; baseline: the injector's ground truth),
+# Runs the Detector's full labeled corpus and records detector_accuracy,
+# detector_min_recall and detector_accuracy_<family> (DESIGN.md §9; baseline:
+# the injector's ground truth and the real recomputes' labels),
 # then the cost of one peat_detect call.
 set -euo pipefail
 build=${1:-build}
@@ -18,6 +19,14 @@ python3 "$here/../record.py" detector --metric detector_accuracy --value "$acc" 
 python3 "$here/../record.py" detector --metric detector_min_recall --value "$rec" --unit fraction \
   --baseline 1 --ratio "$rec" --target ">= 0.95" \
   --note "lowest per-model recall over $cases labeled cases (detector_corpus --full)"
+# detector_accuracy_<family>: one line "FAMILY <name> accuracy=<a> cases=<n>" per family.
+while read -r _ fam rest; do
+  facc=$(sed -E 's/.*accuracy=([0-9.]+).*/\1/' <<<"$rest")
+  fcases=$(sed -E 's/.*cases=([0-9]+).*/\1/' <<<"$rest")
+  python3 "$here/../record.py" detector --metric "detector_accuracy_$fam" --value "$facc" --unit fraction \
+    --baseline 1 --ratio "$facc" --target ">= 0.95" \
+    --note "top-1 verdict (and named format) vs ground truth over $fcases cases of family $fam (detector_corpus --full)"
+done < <(grep '^FAMILY ' "$log")
 out=$(mktemp)
 trap 'rm -f "$log" "$out"' EXIT
 "$build/benchmarks/detector/bench_detector" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \

@@ -18,6 +18,16 @@ void check_size(uint32_t got, size_t want, const char* name) {
     peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
 }
 
+// A signature by the versioned rule (core/versioned_struct.hpp: this
+// library's size or the 0.1 size, before the top-bit histograms): an older
+// one is read into a full struct whose new fields are zero, which the
+// Detector reads as "absent".
+const peat_signature_t* full_signature(const peat_signature_t* sig, peat_signature_t& buffer, const char* name) {
+  if (sig == nullptr) return nullptr;
+  buffer = peat::read_versioned(sig, peat::analyzer::empty_signature(), name);
+  return &buffer;
+}
+
 }  // namespace
 
 extern "C" {
@@ -43,18 +53,17 @@ PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat
     peat::require_arg(out, "out");
     check_size(out->struct_size, sizeof(peat_detection_t), "out");
     out->verdict_count = 0;
-    // Signatures by the versioned rule: the caller's prefix over the empty signature.
-    const peat_signature_t empty = peat::analyzer::empty_signature();
-    const peat_signature_t sig = peat::read_versioned(signature, empty, "signature");
+    peat_signature_t sig_buf, rerun_buf, ref_buf;
+    const peat_signature_t* sig = full_signature(signature, sig_buf, "signature");
     peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
     if (ctx.map != nullptr) check_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
-    peat_signature_t rerun, reference;
-    if (ctx.rerun != nullptr) ctx.rerun = &(rerun = peat::read_versioned(ctx.rerun, empty, "context.rerun"));
-    if (ctx.reference != nullptr)
-      ctx.reference = &(reference = peat::read_versioned(ctx.reference, empty, "context.reference"));
+    ctx.rerun = full_signature(ctx.rerun, rerun_buf, "context.rerun");
+    ctx.reference = full_signature(ctx.reference, ref_buf, "context.reference");
+    peat_signature_t diff_buf;
+    ctx.rerun_diff = full_signature(ctx.rerun_diff, diff_buf, "context.rerun_diff");
     peat_detection_t result;
     peat_detection_init(&result);
-    peat::detector::detect(sig, ctx, result);
+    peat::detector::detect(*sig, ctx, result);
     std::memcpy(out, &result, sizeof result);
   });
 }

@@ -163,7 +163,21 @@ typedef struct peat_signature {
   uint64_t rel_hist[PEAT_SIGNATURE_REL_BUCKETS];       /* relative error by binary exponent */
   uint64_t xor_bit_hist[PEAT_SIGNATURE_XOR_BITS];      /* pairs differing in storage bit b */
   uint64_t xor_popcount_hist[PEAT_SIGNATURE_POPCOUNT_BUCKETS]; /* pairs differing in n bits */
+
+  /* ---- appended in 0.2: the highest differing bit of each bitwise mismatch ----
+   * A fault on top of a noise floor (a stuck bit, flips of high bits) shows
+   * here even when every pair also carries rounding noise in its low bits:
+   * the noise moves the highest differing bit only through a carry, whose
+   * count halves with each bit, and in either direction. */
+  uint64_t xor_top_bit_hist[PEAT_SIGNATURE_XOR_BITS];     /* pairs whose highest differing storage bit is b */
+  uint64_t xor_top_bit_set_hist[PEAT_SIGNATURE_XOR_BITS]; /* of those, pairs whose candidate word has bit b
+                                                             set (for a non-sign bit: |c| > |g|) */
 } peat_signature_t;
+
+/* The size of peat_signature_t before the 0.2 fields (xor_top_bit_hist on).
+ * The Detector accepts a signature of this size (an older caller's) and then
+ * reads the top-bit histograms as absent. */
+#define PEAT_SIGNATURE_SIZE_0_1 offsetof(peat_signature_t, xor_top_bit_hist)
 
 /* What peat_analyze counts as a mismatch in the spatial map. */
 typedef int32_t peat_mismatch_kind_t;

@@ -83,6 +83,13 @@ typedef struct peat_detect_context {
   const peat_signature_t* reference;  /* signature of (float64 reference, golden), or NULL: the
                                          golden's own error. A candidate error within
                                          rounding_slack times it counts as ROUNDING */
+  /* ---- appended in 0.2 ---- */
+  const peat_signature_t* rerun_diff; /* signature of (candidate run 1, candidate run 2) on the same
+                                         input, or NULL: the runs compared elementwise. Any bitwise
+                                         mismatch gives NONDETERMINISM (two runs whose results swap
+                                         between equal-looking elements have equal signatures against
+                                         the golden, yet differ here). Its count must equal the
+                                         signature's */
 } peat_detect_context_t;
 
 /* ------------------------------------------------------------- verdicts -- */
@@ -103,7 +110,8 @@ typedef struct peat_verdict {
   double effective_mantissa_bits;/* ROUNDING / REDUCED_PRECISION: the candidate's effective
                                     mantissa bits (docs/error-models.md), else 0 */
   peat_float_format_t nearest_format; /* REDUCED_PRECISION: nearest narrow format (injector.h
-                                    PEAT_FORMAT_*; TF32 stands for tf32/fp16), else -1 */
+                                    PEAT_FORMAT_*; 10 bits read FP16 when max |g| fits fp16's
+                                    range, TF32 otherwise), else -1 */
   int32_t reserved;              /* 0 */
   double alpha;                  /* SCALING: the scale factor (mean of c/g), else 0 */
   int64_t rows_affected;         /* rows with a mismatch (needs the map), else -1 */
@@ -168,7 +176,9 @@ PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, 
  * suffixes (".default", "_v2") and vendor prefixes (cublas, hipblas,
  * rocblas, cudnn, miopen, onednn, mkl) removed, then clustered: "gemm"
  * (aten::mm, addmm, bmm, matmul, linear, cublasSgemm_v2, ...), "gemv",
- * "conv", "attention", "softmax", "layer_norm", "batch_norm", "embedding",
+ * "conv", "attention", "softmax", "layer_norm", "batch_norm", "group_norm",
+ * "rms_norm", "reduction" (sum, mean, norm, var, std, ...), "loss" (*_loss,
+ * cross_entropy), "embedding",
  * else the normalised name itself. Writes it NUL-terminated into `out`
  * (truncated to capacity - 1 bytes; `out` may be NULL when capacity is 0)
  * and returns its full length, as snprintf does; 0 for a NULL op.
@@ -186,7 +196,11 @@ PEAT_API size_t peat_op_family(const char* op, char* out, size_t capacity);
  * convolution_backward: per output (grad input: CONV with C_out/groups *
  * kernel size; grad weight: CONV, grad bias: REDUCTION, both with N * output
  * size), the outputs present read from the output_mask attribute "arg10".
- * Softmax and norms: REDUCTION. A kind that needs K and has none becomes
+ * Softmax, norms, sums/means and losses: REDUCTION with K = the terms each
+ * output sums (softmax dim; normalized_shape; N x spatial size per channel;
+ * the reduced dims), from input 0's shape and the attributes "argN" (the
+ * op's N-th argument). Elementwise ops (relu, gelu, exp, tanh, add, the
+ * optimizer's addcdiv, ...): ELEMENTWISE. A kind that needs K and has none becomes
  * UNKNOWN unless `signature_k` (the signature's reduction_length) is > 0.
  * Other fields of *context are left as they are.
  * Errors: NULL context or op, n_inputs > 0 with NULL input_ndims or

@@ -142,6 +142,8 @@ F32FastState fast_state(peat_signature_t& s, ChunkSums& sums) {
   st.rel_hist = s.rel_hist;
   st.xor_bit_hist = s.xor_bit_hist;
   st.popcount_hist = s.xor_popcount_hist;
+  st.top_bit_hist = s.xor_top_bit_hist;
+  st.top_bit_set_hist = s.xor_top_bit_set_hist;
   return st;
 }
 
@@ -187,7 +189,10 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
     s.ulp_hist[p.ulp_bucket] += 1;
     s.rel_hist[p.rel_bucket] += 1;
     s.xor_popcount_hist[hd::popcount64(p.xor_bits)] += 1;
-    if (p.xor_bits != 0) sums.xor_add(p.xor_bits, s.xor_bit_hist);
+    if (p.xor_bits != 0) {
+      sums.xor_add(p.xor_bits, s.xor_bit_hist);
+      hd::top_bit_add(s, p.xor_bits, p.cand_bits);
+    }
     if (f & hd::kFinite) [[likely]] {
       s.finite_count += 1;
       if (p.abs_err > s.max_abs_error || s.max_abs_error_index < 0) {

@@ -288,6 +288,27 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     }
     xpending = 0;
   };
+  // The same counters for the highest differing bit (tacc) and for that bit
+  // being set in the candidate (uacc).
+  VU tnib[4], unib[4], tacc[8], uacc[8];
+  for (auto& a : tnib) a = hn::Zero(du);
+  for (auto& a : unib) a = hn::Zero(du);
+  for (auto& a : tacc) a = hn::Zero(du);
+  for (auto& a : uacc) a = hn::Zero(du);
+  int tnib_pending = 0, tpending = 0, unib_pending = 0, upending = 0;
+  auto flush_top = [&] {
+    widen(tnib, tacc, tnib_pending, tpending);
+    widen(unib, uacc, unib_pending, upending);
+    const VU byte_mask = hn::Set(du, 0xFFu);
+    for (int k = 0; k < 8; ++k)
+      for (int m = 0; m < 4; ++m) {
+        const VU shift_t = hn::ShiftRightSame(tacc[k], 8 * m), shift_u = hn::ShiftRightSame(uacc[k], 8 * m);
+        s.top_bit_hist[8 * m + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(shift_t, byte_mask)));
+        s.top_bit_set_hist[8 * m + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(shift_u, byte_mask)));
+      }
+    for (int k = 0; k < 8; ++k) tacc[k] = uacc[k] = hn::Zero(du);
+    tpending = upending = 0;
+  };
 
   // Thresholds for screening the maxima: a lane can beat the running maximum
   // only if its f32 value reaches them (confirmed in double below).
@@ -522,6 +543,36 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       widen(xnib, xacc, xnib_pending, xpending);
       if (xpending > 240) flush_xor();
     }
+    {  // Highest differing bit: smear x downwards, keep the top one.
+      VU t = hn::Or(x, hn::ShiftRight<1>(x));
+      t = hn::Or(t, hn::ShiftRight<2>(t));
+      t = hn::Or(t, hn::ShiftRight<4>(t));
+      t = hn::Or(t, hn::ShiftRight<8>(t));
+      t = hn::Or(t, hn::ShiftRight<16>(t));
+      const VU top = hn::AndNot(hn::ShiftRight<1>(t), t);
+      VU cw;
+      if constexpr (kF16)
+        cw = craw;
+      else if constexpr (kBF16)
+        cw = hn::ShiftRight<16>(cb);
+      else
+        cw = cb;
+      const VU up = hn::And(top, cw);
+      tnib[0] = hn::Add(tnib[0], hn::And(top, nib_ones));
+      tnib[1] = hn::Add(tnib[1], hn::And(hn::ShiftRight<1>(top), nib_ones));
+      tnib[2] = hn::Add(tnib[2], hn::And(hn::ShiftRight<2>(top), nib_ones));
+      tnib[3] = hn::Add(tnib[3], hn::And(hn::ShiftRight<3>(top), nib_ones));
+      unib[0] = hn::Add(unib[0], hn::And(up, nib_ones));
+      unib[1] = hn::Add(unib[1], hn::And(hn::ShiftRight<1>(up), nib_ones));
+      unib[2] = hn::Add(unib[2], hn::And(hn::ShiftRight<2>(up), nib_ones));
+      unib[3] = hn::Add(unib[3], hn::And(hn::ShiftRight<3>(up), nib_ones));
+      ++unib_pending;
+      if (++tnib_pending == 15) {
+        widen(tnib, tacc, tnib_pending, tpending);
+        widen(unib, uacc, unib_pending, upending);
+        if (tpending > 240) flush_top();
+      }
+    }
     const VU oh = hn::Or(hn::Or(oh_ulp, oh_rel), onehot(hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false));
     hnib[0] = hn::Add(hnib[0], hn::And(oh, nib_ones));
     hnib[1] = hn::Add(hnib[1], hn::And(hn::ShiftRight<1>(oh), nib_ones));
@@ -542,6 +593,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     }
   }
   if (xpending > 0 || xnib_pending > 0) flush_xor();
+  if (tpending > 0 || tnib_pending > 0) flush_top();
   if (hpending > 0 || hnib_pending > 0) flush_hist();
   if (i == 0) return 0;  // no vector taken: the windows are empty
 

@@ -47,6 +47,8 @@ struct F32FastState {
   uint64_t* rel_hist = nullptr;
   uint64_t* xor_bit_hist = nullptr;
   uint64_t* popcount_hist = nullptr;
+  uint64_t* top_bit_hist = nullptr;      // highest differing bit
+  uint64_t* top_bit_set_hist = nullptr;  // ... set in the candidate
 };
 
 // Processes whole vectors of ordinary pairs from the start of g[0, n), c[0, n)

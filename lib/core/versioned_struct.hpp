@@ -35,11 +35,11 @@ inline constexpr std::size_t first_version_size = sizeof(T);
 // Grew in 0.2: strides and storage_offset were appended after checksum.
 template <>
 inline constexpr std::size_t first_version_size<peat_trace_tensor_info_t> = offsetof(peat_trace_tensor_info_t, strides);
-// The first version ends with the XOR popcount histogram; fields appended later
-// are left out of (or left at their empty values for) an older caller's struct.
+// 0.1 ends with the XOR popcount histogram (PEAT_SIGNATURE_SIZE_0_1); fields
+// appended later are left out of (or at their empty values for) an older
+// caller's struct.
 template <>
-inline constexpr std::size_t first_version_size<peat_signature_t> =
-    offsetof(peat_signature_t, xor_popcount_hist) + sizeof(peat_signature_t::xor_popcount_hist);
+inline constexpr std::size_t first_version_size<peat_signature_t> = PEAT_SIGNATURE_SIZE_0_1;
 // Filled as a prefix of any length since 0.1 (their headers say so).
 template <>
 inline constexpr std::size_t first_version_size<peat_inject_truth_t> = sizeof(uint32_t);
@@ -56,7 +56,21 @@ T zeroed_struct() noexcept {
   return t;
 }
 
-// Checks `size` against [first, sizeof(T)] and the alignment; returns it.
+// A struct whose released sizes are listed accepts only those (a size between
+// two versions is no version); the others accept any aligned size in range.
+template <typename T>
+struct released_sizes {
+  static constexpr std::size_t count = 0;
+  static constexpr std::size_t size[1] = {0};
+};
+template <>
+struct released_sizes<peat_signature_t> {
+  static constexpr std::size_t count = 2;
+  static constexpr std::size_t size[2] = {PEAT_SIGNATURE_SIZE_0_1, sizeof(peat_signature_t)};
+};
+
+// Checks `size` against [first, sizeof(T)], the released sizes and the
+// alignment; returns it.
 template <typename T>
 std::size_t checked_struct_size(uint32_t size, std::size_t first, std::string_view name) {
   if (size < first || size < sizeof(uint32_t))
@@ -70,6 +84,13 @@ std::size_t checked_struct_size(uint32_t size, std::size_t first, std::string_vi
     fail(PEAT_STATUS_VERSION_MISMATCH,
          "{}: struct_size {} is not a multiple of {} and so no version's size (set it with the init function)", name,
          size, alignof(T));
+  if constexpr (released_sizes<T>::count > 0) {
+    bool released = false;
+    for (std::size_t v : released_sizes<T>::size) released = released || v == size;
+    if (!released)
+      fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is no released version's size ({} or {})", name, size,
+           released_sizes<T>::size[0], released_sizes<T>::size[released_sizes<T>::count - 1]);
+  }
   return size;
 }
 

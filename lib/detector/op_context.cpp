@@ -67,6 +67,55 @@ int conv_backward_gradient(const OpCall& c) {
   return -1;
 }
 
+int64_t numel(std::span<const int64_t> shape) { return product(shape, 0); }
+
+// Terms per output of a reduction-like op, from input 0's shape and the
+// recorded positional attributes (argN = the op's N-th argument).
+int64_t reduction_terms(const OpCall& c, std::string_view family) {
+  if (c.inputs.empty() || c.inputs[0].empty()) return 0;
+  const auto in = c.inputs[0];
+  const auto nd = static_cast<int64_t>(in.size());
+  auto dim_extent = [&](int64_t d) { d = d < 0 ? d + nd : d; return d >= 0 && d < nd ? in[static_cast<std::size_t>(d)] : 0; };
+  if (family == "softmax") {  // _softmax(self, dim, half_to_float): the softmax dimension
+    const peat_attr_t* a = find_attr(c.attrs, "arg1");
+    return a != nullptr && a->type == PEAT_ATTR_INT ? dim_extent(a->i) : in.back();
+  }
+  if (family == "layer_norm") {  // native_layer_norm(input, normalized_shape, ...)
+    const peat_attr_t* a = find_attr(c.attrs, "arg1");
+    if (a != nullptr && a->type == PEAT_ATTR_INT_ARRAY && a->n_ints > 0) {
+      int64_t k = 1;
+      for (uint64_t i = 0; i < a->n_ints; ++i) k *= a->ints[i];
+      return k;
+    }
+    return in.back();
+  }
+  if (family == "batch_norm")  // statistics over N and the spatial extents of each channel
+    return nd >= 2 && in[1] > 0 ? numel(in) / in[1] : numel(in);
+  if (family == "group_norm") {  // native_group_norm(input, weight, bias, N, C, HxW, group, eps)
+    const int64_t groups = std::max<int64_t>(int_attr(c.attrs, "arg6", 1), 1);
+    return nd >= 2 && in[0] > 0 ? numel(in) / in[0] / groups : numel(in);
+  }
+  if (family == "rms_norm") return in.back();
+  // sum / mean / losses: over the listed dims, else every element.
+  if (const peat_attr_t* a = find_attr(c.attrs, "arg1"); a != nullptr && a->type == PEAT_ATTR_INT_ARRAY && a->n_ints > 0) {
+    int64_t k = 1;
+    for (uint64_t i = 0; i < a->n_ints; ++i) k *= dim_extent(a->ints[i]);
+    return k;
+  }
+  return numel(in);
+}
+
+bool is_elementwise(std::string_view f) {
+  static constexpr std::string_view names[] = {
+      "relu", "gelu", "add", "mul", "sub", "div", "sigmoid", "tanh", "exp", "log", "erf", "silu", "softplus",
+      "sqrt", "rsqrt", "pow", "neg", "abs", "clamp", "hardtanh", "leaky_relu", "elu", "threshold", "where",
+      "gelu_backward", "threshold_backward", "sigmoid_backward", "tanh_backward", "silu_backward", "addcmul",
+      "addcdiv", "lerp", "dropout", "native_dropout", "mish", "reciprocal", "sin", "cos", "square"};
+  for (std::string_view n : names)
+    if (f == n) return true;
+  return false;
+}
+
 OpContext infer(const OpCall& c) {
   OpContext ctx;
   const std::string_view packet = packet_of(c.op);
@@ -96,10 +145,13 @@ OpContext infer(const OpCall& c) {
   } else if (family == "conv") {
     ctx.kind = PEAT_OP_KIND_CONV;
     if (ctx.reduction_length == 0 && c.inputs.size() >= 2) ctx.reduction_length = product(c.inputs[1], 1);
-  } else if (family == "softmax" || family == "layer_norm" || family == "batch_norm") {
+  } else if (family == "softmax" || family == "layer_norm" || family == "batch_norm" || family == "group_norm" ||
+             family == "rms_norm" || family == "reduction" || family == "loss") {
+    // Reductions: K = the terms each output sums (the normwise rounding bound
+    // sqrt(K) u applies; per-element relative errors do not, where results cancel).
     ctx.kind = PEAT_OP_KIND_REDUCTION;
-  } else if (family == "relu" || family == "gelu" || family == "add" || family == "mul" || family == "sigmoid" ||
-             family == "tanh") {
+    if (ctx.reduction_length == 0) ctx.reduction_length = reduction_terms(c, family);
+  } else if (is_elementwise(family)) {
     ctx.kind = PEAT_OP_KIND_ELEMENTWISE;
   }
   return ctx;
@@ -150,6 +202,13 @@ std::string op_family(std::string_view name) {
   if (contains(s, "softmax")) return "softmax";
   if (contains(s, "layer_norm") || contains(s, "layernorm")) return "layer_norm";
   if (contains(s, "batch_norm") || contains(s, "batchnorm")) return "batch_norm";
+  if (contains(s, "group_norm") || contains(s, "groupnorm")) return "group_norm";
+  if (contains(s, "rms_norm") || contains(s, "rmsnorm")) return "rms_norm";
+  if (s == "sum" || s == "mean" || s == "norm" || s == "linalg_vector_norm" || s == "var" || s == "std" ||
+      s == "var_mean" || s == "logsumexp" || s == "prod")
+    return "reduction";
+  if (ends_with(s, "_loss") || s == "cross_entropy" || s == "nll_loss2d" || s == "binary_cross_entropy_with_logits")
+    return "loss";
   return s;
 }
 

@@ -23,8 +23,8 @@ namespace peat::detector {
 std::string normalise_op_name(std::string_view name);
 
 // The family of an op name: "gemm", "gemv", "conv", "attention", "softmax",
-// "layer_norm", "batch_norm", "embedding", or the normalised name itself when
-// no rule matches.
+// "layer_norm", "batch_norm", "group_norm", "rms_norm", "reduction", "loss",
+// "embedding", or the normalised name itself when no rule matches.
 std::string op_family(std::string_view name);
 
 // One recorded call, as far as the context needs it.

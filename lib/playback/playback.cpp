@@ -22,6 +22,7 @@
 #include <tbb/task_arena.h>
 
 #include <atomic>
+#include <memory>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -386,13 +387,14 @@ void Playback::analyze(Work& work) const {
     work.fail_with(e.status(), fmt::format("output {}: analyzer: {}", i, e.what()), reader_);
     return;
   }
-  judge_calls(r);
+  judge_calls(work);
 }
 
 // The Detector on one call's output, with the record's own context (op kind
 // and K from its op name, shapes and attributes) and, with run_twice, the
 // second run as the rerun. Throws what peat_detect throws.
-peat_detection_t Playback::detect_call(const Result& r, std::size_t output) const {
+peat_detection_t Playback::detect_call(const Result& r, std::size_t output, const peat_spatial_map_t* map) const {
+  if (output < r.detections.size() && r.detections[output] != nullptr && map == nullptr) return *r.detections[output];
   const auto& sigs = r.signatures[output];
   const peat_signature_t& sig = sigs[PEAT_PLAYBACK_FIRST_VS_GOLDEN];
   peat_detect_context_t ctx;
@@ -400,7 +402,11 @@ peat_detection_t Playback::detect_call(const Result& r, std::size_t output) cons
   const auto oc = record_op_context(reader_, r.record, output, sig.reduction_length);
   ctx.op_kind = oc.kind;
   ctx.reduction_length = oc.reduction_length;
-  if (options_.run_twice) ctx.rerun = &sigs[PEAT_PLAYBACK_SECOND_VS_GOLDEN];
+  ctx.map = map;
+  if (options_.run_twice) {
+    ctx.rerun = &sigs[PEAT_PLAYBACK_SECOND_VS_GOLDEN];
+    ctx.rerun_diff = &sigs[PEAT_PLAYBACK_SECOND_VS_FIRST];  // the two runs compared elementwise
+  }
   peat_detection_t out;
   peat_detection_init(&out);
   detector::detect(sig, ctx, out);
@@ -411,16 +417,38 @@ peat_detection_t Playback::detect_call(const Result& r, std::size_t output) cons
 // call differently (one flipped bit per call, in another element each time)
 // is named per call, where the merged signature of the calls would look like
 // a stuck bit or many flips.
-void Playback::judge_calls(Result& r) const {
+//
+// A mismatching output is judged with a spatial map (REGION and lanes need
+// one), built in a second pass over that output only: over the natural 2-D
+// view (rows x last extent), counting the pairs that fail the tolerance, or
+// every bitwise mismatch where the tolerance fails none (tiny values, such as
+// gradients, that any atol swallows).
+void Playback::judge_calls(Work& work) const {
+  Result& r = work.result;
   r.verdicts.assign(r.signatures.size(), Result::CallVerdict{});
+  r.detections.assign(r.signatures.size(), nullptr);
   for (std::size_t i = 0; i < r.signatures.size(); ++i) {
-    if (r.signatures[i][PEAT_PLAYBACK_FIRST_VS_GOLDEN].count == 0) continue;
+    const peat_signature_t& sig = r.signatures[i][PEAT_PLAYBACK_FIRST_VS_GOLDEN];
+    if (sig.count == 0) continue;
+    peat_spatial_map_t map;
+    peat_spatial_map_init(&map);
     try {
-      const peat_detection_t d = detect_call(r, i);
+      const peat_spatial_map_t* used = nullptr;
+      if (sig.bitwise_mismatch_count > 0) {
+        peat_signature_config_t cfg = config_;
+        cfg.map_mismatch = sig.tolerance_fail_count > 0 ? PEAT_MISMATCH_TOLERANCE : PEAT_MISMATCH_BITWISE;
+        DLTensor g = work.golden[i].view(), c1 = work.runs[0][i].view();
+        peat_signature_t again;
+        analyzer::analyze(make_view(&g, "golden"), make_view(&c1, "candidate"), cfg, again, &map);
+        used = &map;
+      }
+      const peat_detection_t d = detect_call(r, i, used);
       if (d.verdict_count > 0) r.verdicts[i] = {d.verdicts[0].model, d.verdicts[0].bit};
+      if (used != nullptr) r.detections[i] = std::make_shared<const peat_detection_t>(d);
     } catch (const Error&) {
       // not judged (counted in the tally's records only)
     }
+    analyzer::release_map(map);
   }
 }
 

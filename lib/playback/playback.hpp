@@ -46,6 +46,9 @@ struct Result {
     int32_t bit = -1;
   };
   std::vector<CallVerdict> verdicts;
+  // Per output: the full detection of a mismatching output, judged with its
+  // spatial map (null for an exact or unjudged output, judged again on demand).
+  std::vector<std::shared_ptr<const peat_detection_t>> detections;
 };
 
 // The per-call verdicts of one output of a group: how many calls' top
@@ -128,8 +131,8 @@ class Playback {
   void load(Work& work) const;
   void execute(Work& work) const;
   void analyze(Work& work) const;
-  void judge_calls(Result& r) const;
-  peat_detection_t detect_call(const Result& r, std::size_t output) const;
+  void judge_calls(Work& work) const;
+  peat_detection_t detect_call(const Result& r, std::size_t output, const peat_spatial_map_t* map = nullptr) const;
   bool collect(Work& work);  // false: cancel
   void add_to(Grouping& grouping, const std::string& name, const Result& result);
   const Grouping& grouping(peat_playback_group_kind_t kind) const;

@@ -54,6 +54,8 @@ double round_to(double v, peat_float_format_t f) {
     throw std::runtime_error(std::string("peat_inject_round_value: ") + peat_last_error_message());
   return out;
 }
+double f32(double v) { return static_cast<double>(static_cast<float>(v)); }
+
 // Rounds to the storage dtype.
 double store(double v, DT t) {
   switch (t) {
@@ -246,6 +248,11 @@ struct Case {
   int label = PEAT_ERROR_MODEL_UNKNOWN;
   bool exp_sign_flip = false;
   bool noise_flip = false;
+  std::string family = "injected";
+  peat_mismatch_kind_t map_kind = PEAT_MISMATCH_BITWISE;
+  double rtol = -1, atol = -1;      // tolerance of a TOLERANCE map (< 0: the dtype's default)
+  bool rerun_elementwise = false;   // also give peat_detect the signature of (run 1, run 2)
+  int expect_format = -1;           // REDUCED_PRECISION: the format it must name (10 bits: fp16 or tf32)
 };
 
 struct Scorer {
@@ -261,11 +268,14 @@ struct Scorer {
     cfg.spatial_cols = c.golden.cols;
     cfg.tile_rows = c.tile;
     cfg.tile_cols = c.tile;
-    cfg.map_mismatch = PEAT_MISMATCH_BITWISE;
+    cfg.map_mismatch = c.map_kind;
+    cfg.rtol = c.rtol;
+    cfg.atol = c.atol;
     cfg.num_threads = 1;
-    peat_signature_t sig, rerun;
+    peat_signature_t sig, rerun, diff;
     peat_signature_init(&sig);
     peat_signature_init(&rerun);
+    peat_signature_init(&diff);
     peat_spatial_map_t map;
     peat_spatial_map_init(&map);
     DLTensor g = c.golden.view(), k = c.candidate.view();
@@ -281,6 +291,11 @@ struct Scorer {
       if (peat_analyze(&g, &r, &cfg, &rerun, nullptr) != PEAT_STATUS_OK)
         throw std::runtime_error(std::string("peat_analyze: ") + peat_last_error_message());
       ctx.rerun = &rerun;
+      if (c.rerun_elementwise) {
+        if (peat_analyze(&k, &r, &cfg, &diff, nullptr) != PEAT_STATUS_OK)
+          throw std::runtime_error(std::string("peat_analyze: ") + peat_last_error_message());
+        ctx.rerun_diff = &diff;
+      }
     }
     peat_detection_t det;
     peat_detection_init(&det);
@@ -294,7 +309,16 @@ struct Scorer {
       top = det.verdicts[0].model;
     }
     result.confusion[static_cast<size_t>(c.label)][static_cast<size_t>(top)]++;
-    if (top == c.label) result.correct++;
+    bool right = top == c.label;
+    if (right && c.expect_format >= 0) {  // the format must be named too (10 bits: fp16 and tf32 alike)
+      const int got = det.verdicts[0].nearest_format;
+      const bool ten = [](int f) { return f == PEAT_FORMAT_FP16 || f == PEAT_FORMAT_TF32; }(c.expect_format);
+      right = ten ? (got == PEAT_FORMAT_FP16 || got == PEAT_FORMAT_TF32) : got == c.expect_format;
+    }
+    if (right) result.correct++;
+    auto& fam = result.families[c.family];
+    fam[0]++;
+    fam[1] += right ? 1 : 0;
     if (c.exp_sign_flip) {
       result.exp_sign_flip_cases++;
       bool only_benign = true;
@@ -310,9 +334,9 @@ struct Scorer {
       if ((top == PEAT_ERROR_MODEL_BITFLIP_SINGLE || top == PEAT_ERROR_MODEL_BITFLIP_MULTI) && rounding_later)
         result.noise_flip_both++;
     }
-    if ((top != c.label || (c.exp_sign_flip && false)) && result.misses.size() < 200) {
+    if (!right && result.misses.size() < 200) {
       char buf[512];
-      std::snprintf(buf, sizeof buf, "%s [%s %lldx%lld K=%lld] truth %s got %s", c.what.c_str(), dt_name(c.dt),
+      std::snprintf(buf, sizeof buf, "%s: %s [%s %lldx%lld K=%lld] truth %s got %s", c.family.c_str(), c.what.c_str(), dt_name(c.dt),
                     static_cast<long long>(c.golden.rows), static_cast<long long>(c.golden.cols),
                     static_cast<long long>(c.K), peat_error_model_name(c.label), peat_error_model_name(top));
       std::string line = buf;
@@ -321,6 +345,14 @@ struct Scorer {
         size_t len = 0;
         if (peat_detection_render(&det, PEAT_RENDER_TEXT, text.data(), text.size(), &len) == PEAT_STATUS_OK)
           line += "\n" + std::string(text.data());
+        line += "top/set/xor by bit:";
+        for (int b = 0; b < width(c.dt); ++b)
+          if (sig.xor_top_bit_hist[b] || sig.xor_bit_hist[b])
+            line += " " + std::to_string(b) + ":" + std::to_string(sig.xor_top_bit_hist[b]) + "/" +
+                    std::to_string(sig.xor_top_bit_set_hist[b]) + "/" + std::to_string(sig.xor_bit_hist[b]);
+        line += "\nulp:";
+        for (int b = 0; b < PEAT_SIGNATURE_ULP_BUCKETS; ++b)
+          if (sig.ulp_hist[b]) line += " " + std::to_string(b) + ":" + std::to_string(sig.ulp_hist[b]);
       } else if (st != PEAT_STATUS_OK) {
         line += std::string(" (") + peat_last_error_message() + ")";
       }
@@ -336,6 +368,17 @@ uint64_t ulp_distance(uint64_t a, uint64_t b, int w) {
   const uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
   if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
   return ma > UINT64_MAX - mb ? UINT64_MAX : ma + mb;
+}
+
+// The value of a storage word of dtype t.
+double decode(DT t, uint64_t bits) {
+  switch (t) {
+    case DT::F64: { double v; std::memcpy(&v, &bits, 8); return v; }
+    case DT::F32: { const uint32_t b = static_cast<uint32_t>(bits); float v; std::memcpy(&v, &b, 4); return v; }
+    case DT::F16: { const uint16_t b = static_cast<uint16_t>(bits); _Float16 v; std::memcpy(&v, &b, 2); return static_cast<double>(v); }
+    case DT::BF16: { const uint32_t b = static_cast<uint32_t>(bits & 0xFFFF) << 16; float v; std::memcpy(&v, &b, 4); return v; }
+  }
+  return 0;
 }
 
 // Applies `spec` to a copy of the golden tensor; fills label and flags from the truth.
@@ -354,6 +397,27 @@ bool inject(Case& c, peat_inject_spec_t& spec, uint64_t seed) {
   if ((spec.kind == PEAT_INJECT_BITFLIP || (spec.kind == PEAT_INJECT_STUCK_AT && truth.changed == 1)) &&
       truth.changed > 0 && truth.changed == truth.recorded) {
     // Flips that moved every changed element by at most 3 ULP are rounding-sized.
+    bool small = true;
+    for (int64_t i = 0; i < truth.recorded; ++i) small &= ulp_distance(truth.changes[i].old_bits, truth.changes[i].new_bits, w) <= 3;
+    if (small) c.label = PEAT_ERROR_MODEL_ROUNDING;
+    // On a reduction's output, changes within the deterministic bound 2 gamma_K + 2 u_s
+    // (relative) are rounding-sized (Higham: either output may be that far from the exact sum).
+    if (c.K > 0) {
+      const double u = c.dt == DT::F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+      const double Ku = static_cast<double>(c.K) * u;
+      const double bound = 2 * Ku / (1 - Ku) + 2 * std::ldexp(1.0, -(p + 1));
+      bool within = bound < 0.125;
+      for (int64_t i = 0; i < truth.recorded && within; ++i) {
+        const double o = decode(c.dt, truth.changes[i].old_bits), v = decode(c.dt, truth.changes[i].new_bits);
+        within = o != 0 && std::isfinite(v) && v != 0 && std::fabs(v - o) / std::fabs(o) <= bound;
+      }
+      if (within) c.label = PEAT_ERROR_MODEL_ROUNDING;
+    }
+  }
+  // A stuck mantissa bit 0 or 1 moves values by <= 3 ULP in one direction: rounding-sized unless
+  // a fair coin would rarely give that many one-way changes (>= 11 of them, p <= 1e-3).
+  if (spec.kind == PEAT_INJECT_STUCK_AT && truth.changed >= 2 && truth.changed < 11 && spec.bit < 2 &&
+      truth.changed == truth.recorded) {
     bool small = true;
     for (int64_t i = 0; i < truth.recorded; ++i) small &= ulp_distance(truth.changes[i].old_bits, truth.changes[i].new_bits, w) <= 3;
     if (small) c.label = PEAT_ERROR_MODEL_ROUNDING;
@@ -381,7 +445,8 @@ void shape_of(int64_t n, int64_t& rows, int64_t& cols) {
 
 // The injector-model cases on one golden tensor.
 void model_cases(Scorer& S, const std::vector<double>& values, DT dt, int64_t rows, int64_t cols,
-                 peat_op_kind_t op, int64_t K, const std::string& origin, std::mt19937_64& rng) {
+                 peat_op_kind_t op, int64_t K, const std::string& origin, std::mt19937_64& rng,
+                 const std::string& family = "injected") {
   const int64_t n = rows * cols;
   const int p = mant(dt), w = width(dt);
   auto base = [&](const char* what) {
@@ -391,6 +456,7 @@ void model_cases(Scorer& S, const std::vector<double>& values, DT dt, int64_t ro
     c.golden = make_tensor(values, dt, rows, cols);
     c.op = op;
     c.K = K;
+    c.family = family;
     return c;
   };
   auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -556,6 +622,7 @@ void kernel_cases(Scorer& S, const KernelCase& kc, DT dt, peat_op_kind_t op, con
     c.op = op;
     c.K = kc.K;
     c.tile = 8;
+    c.family = "kernel";
     return c;
   };
   auto legit = [&](const std::string& what, const std::vector<double>& out, int label) {
@@ -614,7 +681,372 @@ void kernel_cases(Scorer& S, const KernelCase& kc, DT dt, peat_op_kind_t op, con
     S.score(c);
   }
   // The injector's models on the real kernel output.
-  model_cases(S, golden, dt, kc.rows, kc.cols, op, kc.K, origin, rng);
+  model_cases(S, golden, dt, kc.rows, kc.cols, op, kc.K, origin, rng, "kernel");
+}
+
+
+// ---- families beyond the injector's models (docs/error-models.md, "The labeled corpus") ----
+
+uint64_t word(const Tensor& t, int64_t i) {
+  const size_t w = static_cast<size_t>(width(t.dt) / 8);
+  uint64_t v = 0;
+  std::memcpy(&v, &t.bytes[static_cast<size_t>(i) * w], w);
+  return v;
+}
+void set_word(Tensor& t, int64_t i, uint64_t v) {
+  const size_t w = static_cast<size_t>(width(t.dt) / 8);
+  std::memcpy(&t.bytes[static_cast<size_t>(i) * w], &v, w);
+}
+
+KernelCase make_gemm_sized(std::mt19937_64& rng, DT dt, int64_t rows, int64_t cols, int64_t K) {
+  KernelCase c;
+  c.rows = rows;
+  c.cols = cols;
+  c.K = K;
+  std::normal_distribution<double> nd(0, 1);
+  c.A.resize(static_cast<size_t>(rows * K));
+  c.B.resize(static_cast<size_t>(K * cols));
+  for (auto& x : c.A) x = store(nd(rng), dt);
+  for (auto& x : c.B) x = store(nd(rng), dt);
+  return c;
+}
+
+Case kernel_case(const std::string& family, const std::string& what, DT dt, const KernelCase& kc,
+                 const std::vector<double>& golden, const Tensor& candidate, int label) {
+  Case c;
+  c.family = family;
+  c.what = what;
+  c.dt = dt;
+  c.golden = make_tensor(golden, dt, kc.rows, kc.cols);
+  c.candidate = candidate;
+  c.op = PEAT_OP_KIND_GEMM;
+  c.K = kc.K;
+  c.tile = 8;
+  c.label = label;
+  return c;
+}
+
+// An anomaly over each floor: STUCK_AT, REGION, BITFLIP, DROPPED_WRITES, NONFINITE on a
+// GEMM whose candidate also sums in another order (ROUNDING) or rounds its inputs
+// (REDUCED_PRECISION).
+void composite_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int p = mant(dt), w = width(dt);
+  const KernelCase kc = make_gemm_sized(rng, dt, U(32, 64), U(32, 64), U(16, 256));
+  const std::vector<double> golden = run_kernel(kc, dt, Sum::Sequential, 0);
+  const Tensor gold = make_tensor(golden, dt, kc.rows, kc.cols);
+  const int64_t n = kc.rows * kc.cols;
+  struct FloorKind { const char* name; std::vector<double> out; bool reduced; };
+  std::vector<FloorKind> floors = {{"reordered", run_kernel(kc, dt, Sum::Reverse, 0), false}};
+  if (dt == DT::F32)
+    floors.push_back({"bf16 inputs", run_kernel(kc, dt, Sum::Sequential, 0, PEAT_FORMAT_BF16), true});
+  for (const FloorKind& fk : floors) {
+    const Tensor floor_t = make_tensor(fk.out, dt, kc.rows, kc.cols);
+    if (floor_t.bytes == gold.bytes) continue;
+    const std::string where = origin + " over " + fk.name;
+    {  // STUCK_AT in one lane of a period, well above the floor's noise
+      Tensor t = floor_t;
+      const int b = static_cast<int>(fk.reduced ? U(p + 2, w - 3) : U(p - 1, w - 3));
+      const int v = static_cast<int>(U(0, 1));
+      const int64_t period = fk.reduced ? 8 * (int64_t{1} << U(0, 2)) : 8 * (int64_t{1} << U(0, 3));
+      const int64_t lane = U(0, period - 1);
+      int64_t changed = 0;
+      for (int64_t i = lane; i < n; i += period) {
+        const uint64_t x = word(t, i), y = v ? (x | (uint64_t{1} << b)) : (x & ~(uint64_t{1} << b));
+        changed += x != y;
+        set_word(t, i, y);
+      }
+      if (changed >= 12) {  // a direction needs >= 11 one-way pairs to beat a fair coin at 1e-3
+        Case c = kernel_case("composite", where + " stuck bit " + std::to_string(b) + " value " + std::to_string(v) +
+                                              " period " + std::to_string(period), dt, kc, golden, t, PEAT_ERROR_MODEL_STUCK_AT);
+        S.score(c);
+      }
+    }
+    if (!fk.reduced) {  // REGION: junk, zeros or stale values in a few tiles; the map counts pairs beyond A
+      Tensor t = floor_t;
+      const int64_t tile = U(0, 1) ? 8 : 16;
+      const int64_t gr = (kc.rows + tile - 1) / tile, gc = (kc.cols + tile - 1) / tile;
+      const int fill = static_cast<int>(U(0, 2));
+      std::normal_distribution<double> nd(0, 4 * std::sqrt(static_cast<double>(kc.K)));
+      const int64_t tiles = U(1, 3);
+      for (int64_t k = 0; k < tiles; ++k) {
+        const int64_t ti = U(0, gr - 1), tj = U(0, gc - 1);
+        for (int64_t i = ti * tile; i < std::min(kc.rows, (ti + 1) * tile); ++i)
+          for (int64_t j = tj * tile; j < std::min(kc.cols, (tj + 1) * tile); ++j) {
+            const int64_t e = i * kc.cols + j;
+            const double val = fill == 0 ? 0.0 : fill == 1 ? store(nd(rng), dt) : golden[static_cast<size_t>((e * 7 + 3) % n)];
+            Tensor one = make_tensor({val}, dt, 1, 1);
+            set_word(t, e, word(one, 0));
+          }
+      }
+      Case c = kernel_case("composite", where + " region fill " + std::to_string(fill), dt, kc, golden, t,
+                           PEAT_ERROR_MODEL_REGION);
+      c.tile = tile;
+      // The map counts the pairs beyond the rounding allowance A of the op (docs/error-models.md).
+      double g2 = 0, gmax = 0;
+      for (double x : golden) { g2 += x * x; gmax = std::max(gmax, std::fabs(x)); }
+      const double u = dt == DT::F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+      c.map_kind = PEAT_MISMATCH_TOLERANCE;
+      c.rtol = 0;
+      c.atol = 4 * std::sqrt(2.0 * static_cast<double>(kc.K)) * u * std::sqrt(g2 / static_cast<double>(n)) +
+               2 * std::ldexp(1.0, -(p + 1)) * gmax;
+      S.score(c);
+    }
+    {  // BITFLIP_SINGLE: one sign or exponent flip
+      Tensor t = floor_t;
+      const int64_t e = U(0, n - 1);
+      const int b = static_cast<int>(U(p, w - 1));
+      set_word(t, e, word(t, e) ^ (uint64_t{1} << b));
+      Case c = kernel_case("composite", where + " flip bit " + std::to_string(b), dt, kc, golden, t,
+                           PEAT_ERROR_MODEL_BITFLIP_SINGLE);
+      S.score(c);
+    }
+    if (!fk.reduced) {  // DROPPED_WRITES: a few outputs left at 0
+      Tensor t = floor_t;
+      const int64_t k = U(1, 8);
+      for (int64_t j = 0; j < k; ++j) set_word(t, U(0, n - 1), 0);
+      Case c = kernel_case("composite", where + " " + std::to_string(k) + " zeros", dt, kc, golden, t,
+                           PEAT_ERROR_MODEL_DROPPED_WRITES);
+      S.score(c);
+    }
+    {  // NONFINITE: NaN or Inf written
+      Tensor t = floor_t;
+      const int64_t k = U(1, 4);
+      const double bad = U(0, 1) ? NAN : INFINITY;
+      Tensor one = make_tensor({bad}, dt, 1, 1);
+      for (int64_t j = 0; j < k; ++j) set_word(t, U(0, n - 1), word(one, 0));
+      Case c = kernel_case("composite", where + " nonfinite", dt, kc, golden, t, PEAT_ERROR_MODEL_NONFINITE);
+      S.score(c);
+    }
+  }
+}
+
+// One flip per call, each call in another element: every call is BITFLIP_SINGLE alone.
+void merged_call_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int p = mant(dt), w = width(dt);
+  const int64_t rows = U(4, 32), cols = U(4, 32), K = U(8, 128);
+  for (int call = 0; call < 6; ++call) {
+    const KernelCase kc = make_gemm_sized(rng, dt, rows, cols, K);
+    const std::vector<double> golden = run_kernel(kc, dt, Sum::Sequential, 0);
+    Tensor t = make_tensor(call % 2 ? run_kernel(kc, dt, Sum::Reverse, 0) : golden, dt, rows, cols);
+    const int64_t e = U(0, rows * cols - 1);
+    const int b = static_cast<int>(U(p, w - 1));
+    set_word(t, e, word(t, e) ^ (uint64_t{1} << b));
+    Case c = kernel_case("merged_calls", origin + " call " + std::to_string(call) + " flip bit " + std::to_string(b),
+                         dt, kc, golden, t, PEAT_ERROR_MODEL_BITFLIP_SINGLE);
+    S.score(c);
+  }
+}
+
+// Real non-GEMM ops: layer norm and softmax over rows of D (REDUCTION, K = D), gelu
+// (ELEMENTWISE); the golden in f32 arithmetic, candidates in float64 (ROUNDING) or on
+// bf16 inputs with a bf16 output (REDUCED_PRECISION, format bf16).
+void non_gemm_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t rows = U(2, 32), D = U(16, 512);
+  std::normal_distribution<double> nd(std::uniform_real_distribution<double>(-1, 1)(rng),
+                                      std::uniform_real_distribution<double>(0.3, 3)(rng));
+  std::vector<double> x(static_cast<size_t>(rows * D));
+  for (auto& v : x) v = store(nd(rng), dt);
+  auto bf = [](double v) { return round_to(v, PEAT_FORMAT_BF16); };
+  auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  enum Op { LayerNorm, Softmax, Gelu };
+  for (Op op : {LayerNorm, Softmax, Gelu}) {
+    std::vector<double> g(x.size()), c64(x.size()), cbf(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* in = &x[static_cast<size_t>(r * D)];
+      // f32 arithmetic (every step rounded), float64, and bf16 inputs in f32 arithmetic.
+      auto row = [&](bool wide, bool bf16_in, double* out) {
+        auto R = [&](double v) { return wide ? v : f(v); };
+        auto X = [&](int64_t i) { return bf16_in ? bf(in[i]) : in[i]; };
+        if (op == Gelu) {
+          for (int64_t i = 0; i < D; ++i) out[i] = R(0.5 * X(i) * R(1.0 + R(std::erf(R(X(i) * 0.7071067811865476)))));
+        } else if (op == LayerNorm) {
+          double m = 0, v = 0;
+          for (int64_t i = 0; i < D; ++i) m = R(m + X(i));
+          m = R(m / static_cast<double>(D));
+          for (int64_t i = 0; i < D; ++i) v = R(v + R(R(X(i) - m) * R(X(i) - m)));
+          const double rs = R(1.0 / R(std::sqrt(R(R(v / static_cast<double>(D)) + 1e-5))));
+          for (int64_t i = 0; i < D; ++i) out[i] = R(R(X(i) - m) * rs);
+        } else {
+          double mx = -INFINITY, sum = 0;
+          for (int64_t i = 0; i < D; ++i) mx = std::max(mx, X(i));
+          for (int64_t i = 0; i < D; ++i) sum = R(sum + R(std::exp(R(X(i) - mx))));
+          for (int64_t i = 0; i < D; ++i) out[i] = R(R(std::exp(R(X(i) - mx))) / sum);
+        }
+        if (bf16_in)
+          for (int64_t i = 0; i < D; ++i) out[i] = bf(out[i]);
+      };
+      row(false, false, &g[static_cast<size_t>(r * D)]);
+      row(true, false, &c64[static_cast<size_t>(r * D)]);
+      row(false, true, &cbf[static_cast<size_t>(r * D)]);
+    }
+    for (auto& v : g) v = store(v, dt);
+    for (auto& v : c64) v = store(v, dt);
+    for (auto& v : cbf) v = store(v, dt);
+    const char* name = op == Gelu ? "gelu" : op == LayerNorm ? "layer norm" : "softmax";
+    const peat_op_kind_t kind = op == Gelu ? PEAT_OP_KIND_ELEMENTWISE : PEAT_OP_KIND_REDUCTION;
+    auto add = [&](const std::vector<double>& cand, const char* what, int label, int format) {
+      Case c;
+      c.family = "non_gemm";
+      c.what = origin + " " + name + " " + what;
+      c.dt = dt;
+      c.golden = make_tensor(g, dt, rows, D);
+      c.candidate = make_tensor(cand, dt, rows, D);
+      c.op = kind;
+      c.K = op == Gelu ? 0 : D;
+      c.label = c.candidate.bytes == c.golden.bytes ? PEAT_ERROR_MODEL_EXACT : label;
+      c.expect_format = c.label == PEAT_ERROR_MODEL_REDUCED_PRECISION ? format : -1;
+      S.score(c);
+    };
+    add(c64, "float64 recompute", PEAT_ERROR_MODEL_ROUNDING, -1);
+    if (dt == DT::F32) add(cbf, "bf16", PEAT_ERROR_MODEL_REDUCED_PRECISION, PEAT_FORMAT_BF16);
+  }
+}
+
+// Few-output reductions: 1-4 long sums of positive terms (no cancellation, so |g|
+// stands for the sum of |terms|), the golden summed in order, candidates pairwise or
+// in float64 (ROUNDING); an exponent flip of one output (BITFLIP_SINGLE).
+void few_output_cases(Scorer& S, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t outs = U(1, 4), K = int64_t{1} << U(8, 16);
+  std::vector<double> g(static_cast<size_t>(outs)), pw(g.size()), ex(g.size());
+  std::uniform_real_distribution<double> ud(0.05, 2);
+  for (int64_t o = 0; o < outs; ++o) {
+    std::vector<double> t(static_cast<size_t>(K));
+    for (auto& v : t) v = f32(ud(rng) * ud(rng));
+    float s = 0;
+    double e = 0;
+    for (double v : t) { s += static_cast<float>(v); e += v; }
+    while (t.size() > 1) {
+      std::vector<double> h((t.size() + 1) / 2);
+      for (size_t i = 0; i < h.size(); ++i) h[i] = 2 * i + 1 < t.size() ? f32(t[2 * i] + t[2 * i + 1]) : t[2 * i];
+      t.swap(h);
+    }
+    g[static_cast<size_t>(o)] = s;
+    pw[static_cast<size_t>(o)] = t[0];
+    ex[static_cast<size_t>(o)] = f32(e);
+  }
+  for (const auto& [cand, what] : {std::pair{pw, "pairwise"}, std::pair{ex, "float64"}}) {
+    Case c;
+    c.family = "few_outputs";
+    c.what = origin + " " + what + " K " + std::to_string(K);
+    c.dt = DT::F32;
+    c.golden = make_tensor(g, DT::F32, 1, outs);
+    c.candidate = make_tensor(cand, DT::F32, 1, outs);
+    c.op = PEAT_OP_KIND_REDUCTION;
+    c.K = K;
+    c.label = c.candidate.bytes == c.golden.bytes ? PEAT_ERROR_MODEL_EXACT : PEAT_ERROR_MODEL_ROUNDING;
+    S.score(c);
+    if (std::string(what) == "pairwise") {
+      Case f = c;
+      const int64_t e = U(0, outs - 1);
+      const int b = static_cast<int>(U(23, 31));
+      set_word(f.candidate, e, word(f.candidate, e) ^ (uint64_t{1} << b));
+      f.what += " flip bit " + std::to_string(b);
+      f.label = PEAT_ERROR_MODEL_BITFLIP_SINGLE;
+      S.score(f);
+    }
+  }
+}
+
+// Sparse outputs: a ReLU output with 50-98 % zeros scaled by a constant (SCALING),
+// with one flip (BITFLIP_SINGLE), rounded to bf16 (REDUCED_PRECISION).
+void sparse_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t rows = U(8, 64), cols = U(16, 128), n = rows * cols;
+  std::normal_distribution<double> nd(std::uniform_real_distribution<double>(-2, 0)(rng), 1);
+  std::vector<double> g(static_cast<size_t>(n));
+  int64_t nonzero = 0;
+  for (auto& v : g) { v = store(std::max(0.0, nd(rng)), dt); nonzero += v != 0; }
+  if (nonzero < 8) return;
+  // (Not -1: on a ReLU's non-negative output it sets the sign bit of every
+  // non-zero value, which is STUCK_AT sign = 1.)
+  static const double alphas[] = {2, 0.5, 0.25, 3, 1.5, 0.75, 10, 0.1, 1.25, -3};
+  const double alpha = alphas[U(0, 9)];
+  std::vector<double> sc(g.size());
+  for (size_t i = 0; i < g.size(); ++i) sc[i] = store(alpha * g[i], dt);
+  auto add = [&](const Tensor& cand, const std::string& what, int label) {
+    Case c;
+    c.family = "sparse";
+    c.what = origin + " relu " + std::to_string(100 - 100 * nonzero / n) + "% zeros " + what;
+    c.dt = dt;
+    c.golden = make_tensor(g, dt, rows, cols);
+    c.candidate = cand;
+    c.op = PEAT_OP_KIND_ELEMENTWISE;
+    c.label = label;
+    S.score(c);
+  };
+  add(make_tensor(sc, dt, rows, cols), "scaled by " + std::to_string(alpha), PEAT_ERROR_MODEL_SCALING);
+  Tensor f = make_tensor(g, dt, rows, cols);
+  int64_t e = U(0, n - 1);
+  while (g[static_cast<size_t>(e)] == 0) e = (e + 1) % n;
+  const int b = static_cast<int>(U(mant(dt), width(dt) - 1));
+  set_word(f, e, word(f, e) ^ (uint64_t{1} << b));
+  add(f, "flip bit " + std::to_string(b), PEAT_ERROR_MODEL_BITFLIP_SINGLE);
+  if (dt == DT::F32) {
+    std::vector<double> r(g.size());
+    for (size_t i = 0; i < g.size(); ++i) r[i] = round_to(g[i], PEAT_FORMAT_BF16);
+    add(make_tensor(r, dt, rows, cols), "bf16", PEAT_ERROR_MODEL_REDUCED_PRECISION);
+  }
+}
+
+// Formats: f32 values rounded to each narrow format must name it; fp16 also on values
+// mostly in its subnormal range (must not read as fp8_e5m2).
+void format_cases(Scorer& S, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t rows = U(8, 64), cols = U(8, 64), n = rows * cols;
+  struct F { peat_float_format_t f; double scale; };
+  const F fs[] = {{PEAT_FORMAT_BF16, 1}, {PEAT_FORMAT_BF16, 1e-3}, {PEAT_FORMAT_FP16, 1}, {PEAT_FORMAT_FP16, 3e-5},
+                  {PEAT_FORMAT_TF32, 1}, {PEAT_FORMAT_TF32, 1e5}, {PEAT_FORMAT_FP8_E4M3, 1}, {PEAT_FORMAT_FP8_E5M2, 1}};
+  std::normal_distribution<double> nd(0, 1);
+  for (const F& f : fs) {
+    std::vector<double> g(static_cast<size_t>(n)), c(g.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      g[i] = f32(nd(rng) * f.scale);
+      c[i] = round_to(g[i], f.f);
+    }
+    Case k;
+    k.family = "formats";
+    k.what = origin + " " + peat_float_format_name(f.f) + " scale " + std::to_string(f.scale);
+    k.dt = DT::F32;
+    k.golden = make_tensor(g, DT::F32, rows, cols);
+    k.candidate = make_tensor(c, DT::F32, rows, cols);
+    k.op = PEAT_OP_KIND_ELEMENTWISE;
+    k.label = PEAT_ERROR_MODEL_REDUCED_PRECISION;
+    k.expect_format = f.f;
+    S.score(k);
+  }
+}
+
+// Non-determinism compared elementwise: two runs whose results swap between two rows
+// with the same golden values (equal signatures against the golden), and two runs one
+// ULP apart in one element.
+void nondeterminism_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& origin) {
+  auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  KernelCase kc = make_gemm_sized(rng, dt, U(4, 32), U(4, 32), U(16, 256));
+  const int64_t i = U(0, kc.rows - 1), j = (i + 1 + U(0, kc.rows - 2)) % kc.rows;
+  if (i == j) return;
+  for (int64_t k = 0; k < kc.K; ++k) kc.A[static_cast<size_t>(j * kc.K + k)] = kc.A[static_cast<size_t>(i * kc.K + k)];
+  const std::vector<double> golden = run_kernel(kc, dt, Sum::Sequential, 0);
+  std::vector<double> r1 = run_kernel(kc, dt, Sum::Blocked, 4);
+  const std::vector<double> other = run_kernel(kc, dt, Sum::Pairwise, 0);
+  for (int64_t c = 0; c < kc.cols; ++c) r1[static_cast<size_t>(j * kc.cols + c)] = other[static_cast<size_t>(j * kc.cols + c)];
+  std::vector<double> r2 = r1;
+  for (int64_t c = 0; c < kc.cols; ++c)
+    std::swap(r2[static_cast<size_t>(i * kc.cols + c)], r2[static_cast<size_t>(j * kc.cols + c)]);
+  Case c = kernel_case("nondeterminism", origin + " rows swapped", dt, kc, golden, make_tensor(r1, dt, kc.rows, kc.cols),
+                       PEAT_ERROR_MODEL_NONDETERMINISM);
+  c.rerun = make_tensor(r2, dt, kc.rows, kc.cols);
+  c.has_rerun = c.rerun_elementwise = true;
+  if (c.rerun.bytes != c.candidate.bytes) S.score(c);
+  Case d = c;
+  d.what = origin + " one element 1 ULP apart";
+  d.rerun = d.candidate;
+  const int64_t e = U(0, kc.rows * kc.cols - 1);
+  set_word(d.rerun, e, word(d.rerun, e) ^ 1u);
+  S.score(d);
 }
 
 }  // namespace
@@ -624,6 +1056,18 @@ double Result::recall(int model) const {
   for (int j = 0; j < kModels; ++j) total += confusion[static_cast<size_t>(model)][static_cast<size_t>(j)];
   if (total == 0) return -1;
   return static_cast<double>(confusion[static_cast<size_t>(model)][static_cast<size_t>(model)]) / static_cast<double>(total);
+}
+
+double Result::family_accuracy(const std::string& family) const {
+  const auto it = families.find(family);
+  if (it == families.end() || it->second[0] == 0) return -1;
+  return static_cast<double>(it->second[1]) / static_cast<double>(it->second[0]);
+}
+
+double Result::min_family_accuracy() const {
+  double m = 1;
+  for (const auto& [name, n] : families) m = std::min(m, family_accuracy(name));
+  return m;
 }
 
 double Result::min_recall() const {
@@ -658,6 +1102,19 @@ Result run(const Config& cfg) {
       kernel_cases(S, g, dt, PEAT_OP_KIND_GEMM, "gemm seed " + std::to_string(sd), rng);
       const KernelCase c = make_conv(rng, dt);
       kernel_cases(S, c, dt, PEAT_OP_KIND_CONV, "conv seed " + std::to_string(sd), rng);
+    }
+    for (int sd = 0; sd < cfg.family_seeds; ++sd) {
+      std::mt19937_64 rng(cfg.base_seed * 131 + static_cast<uint64_t>(sd) * 7919 + static_cast<uint64_t>(dt));
+      const std::string origin = std::string(dt_name(dt)) + " seed " + std::to_string(sd);
+      composite_cases(S, dt, rng, origin);
+      merged_call_cases(S, dt, rng, origin);
+      nondeterminism_cases(S, dt, rng, origin);
+      if (dt != DT::F64) non_gemm_cases(S, dt, rng, origin);
+      sparse_cases(S, dt, rng, origin);
+      if (dt == DT::F32) {
+        few_output_cases(S, rng, origin);
+        format_cases(S, rng, origin);
+      }
     }
   }
   return result;
@@ -703,6 +1160,7 @@ Config slice_config() {
   c.seeds = 8;
   c.big_seeds = 0;
   c.kernel_seeds = 12;
+  c.family_seeds = 10;
   c.max_gemm = 32;
   c.max_k = 256;
   return c;
@@ -714,6 +1172,7 @@ Config full_config() {
   c.seeds = 30;
   c.big_seeds = 2;
   c.kernel_seeds = 40;
+  c.family_seeds = 60;
   c.max_gemm = 64;
   c.max_k = 512;
   return c;

@@ -7,6 +7,7 @@
 #include <peat/peat.h>
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Config {
   int seeds = 3;                    // seeds per (size, dtype, model) for sizes <= 65536
   int big_seeds = 1;                // seeds per (size, dtype, model) above 65536
   int kernel_seeds = 3;             // seeds per (dtype, kernel case)
+  int family_seeds = 3;             // seeds per (dtype, family generator)
   int max_gemm = 48;                // largest M, N of the GEMM cases
   int max_k = 256;                  // largest K
   uint64_t base_seed = 20261202;
@@ -36,11 +38,16 @@ struct Result {
   uint64_t noise_flip_both = 0;            // ... reported as bit flip first and ROUNDING later
   uint64_t detect_errors = 0;              // peat_detect returned an error
   std::vector<std::string> misses;         // descriptions of misclassified cases (first 200)
+  // Per family ("injected", "kernel", "composite", "merged_calls", "non_gemm",
+  // "few_outputs", "sparse", "formats", "nondeterminism"): {cases, correct}.
+  std::map<std::string, std::array<uint64_t, 2>> families;
 
   double accuracy() const { return cases ? static_cast<double>(correct) / static_cast<double>(cases) : 0; }
   // Recall of each model that has cases (-1 for models without cases).
   double recall(int model) const;
   double min_recall() const;
+  double family_accuracy(const std::string& family) const;
+  double min_family_accuracy() const;
 };
 
 Result run(const Config& config);

@@ -16,6 +16,7 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -42,10 +43,19 @@ def validate(doc, name, label):
         failures.append(f"{label}: {error}")
 
 
+def free_port():
+    # The launcher's default master port (29500) is shared by every run on the
+    # machine: two suites running at once would join each other's rendezvous.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def torchrun(out, *extra):
     # --redirects 1 --tee 1: Debian's torch 1.13 launcher cannot parse its own
     # default "0" under Python 3.11 (Std.from_str returns None), so say it.
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--redirects", "1", "--tee", "1",
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--master_port", str(free_port()), "--nproc_per_node", "2",
+           "--redirects", "1", "--tee", "1",
            "--log_dir", str(work / "logs"), str(example), "--out", str(out), "--peat", peat_tool, *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240)
 

@@ -127,6 +127,10 @@ void check_against(const peat_signature_t& s, const Ref& r) {
   for (int i = 0; i < PEAT_SIGNATURE_REL_BUCKETS; ++i) CHECK(s.rel_hist[i] == r.rel[i]);
   for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) CHECK(s.xor_bit_hist[i] == r.xbit[i]);
   for (int i = 0; i < PEAT_SIGNATURE_POPCOUNT_BUCKETS; ++i) CHECK(s.xor_popcount_hist[i] == r.xpop[i]);
+  for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) {
+    CHECK(s.xor_top_bit_hist[i] == r.xtop[i]);
+    CHECK(s.xor_top_bit_set_hist[i] == r.xtop_set[i]);
+  }
   // Every sum is exact: its digits hold the exact rational sum of the terms,
   // and it reads as that sum rounded to nearest.
   const std::pair<const peat_exact_sum_t*, const ExactRef*> exact[] = {

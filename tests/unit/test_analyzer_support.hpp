@@ -164,6 +164,7 @@ struct Ref {
   ExactRef x_e, x_abs, x_e2, x_g2, x_c2, x_gc, x_d, x_d2;
   uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {};
   uint64_t xbit[PEAT_SIGNATURE_XOR_BITS] = {}, xpop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {};
+  uint64_t xtop[PEAT_SIGNATURE_XOR_BITS] = {}, xtop_set[PEAT_SIGNATURE_XOR_BITS] = {};
 };
 
 inline int64_t position(Fmt f, uint64_t w) {
@@ -203,6 +204,12 @@ inline Ref reference(Fmt f, const std::vector<uint64_t>& g, const std::vector<ui
         pop++;
       }
     r.xpop[pop]++;
+    if (x) {  // the highest differing bit, and whether the candidate has it
+      int top = 63;
+      while (((x >> top) & 1) == 0) --top;
+      r.xtop[top]++;
+      r.xtop_set[top] += (c[i] >> top) & 1;
+    }
     if (gn || cn) {
       r.ulp[PEAT_SIGNATURE_ULP_NAN_BUCKET]++;
     } else {

@@ -94,7 +94,9 @@ class Signature(Structure):
                 ("ratio_min", c_double), ("ratio_max", c_double),
                 ("ulp_hist", c_uint64 * ULP_BUCKETS), ("rel_hist", c_uint64 * REL_BUCKETS),
                 ("xor_bit_hist", c_uint64 * XOR_BITS),
-                ("xor_popcount_hist", c_uint64 * POPCOUNT_BUCKETS)]
+                ("xor_popcount_hist", c_uint64 * POPCOUNT_BUCKETS),
+                ("xor_top_bit_hist", c_uint64 * XOR_BITS),
+                ("xor_top_bit_set_hist", c_uint64 * XOR_BITS)]
 
 
 class SignatureSums(Structure):
@@ -353,7 +355,7 @@ class DetectContext(Structure):
                 ("golden_dtype", DLDataType), ("candidate_dtype", DLDataType),
                 ("unit_roundoff", c_double), ("rounding_slack", c_double),
                 ("map", POINTER(SpatialMap)), ("rerun", POINTER(Signature)),
-                ("reference", POINTER(Signature))]
+                ("reference", POINTER(Signature)), ("rerun_diff", POINTER(Signature))]
 
 
 class Verdict(Structure):

@@ -187,7 +187,7 @@ def _dtype(value):
 def detect(signature, *, op_kind: str | int = "unknown", reduction_length: int = 0,
            golden_dtype=None, candidate_dtype=None, unit_roundoff: float = 0.0,
            rounding_slack: float | None = None, spatial_map=None, rerun=None,
-           reference=None) -> Detection:
+           reference=None, rerun_diff=None) -> Detection:
     """Names the error models behind `signature` (a peat.Signature).
 
     op_kind: "gemm", "conv", "reduction", "elementwise" or "unknown" (which
@@ -197,7 +197,9 @@ def detect(signature, *, op_kind: str | int = "unknown", reduction_length: int =
     rounding_slack: accepted multiple of the rounding bound (None = library
     default); spatial_map: the signature's peat.SpatialMap (REGION, lanes);
     rerun: signature of (golden, a second candidate run) (NONDETERMINISM);
-    reference: signature of (float64 reference, golden).
+    reference: signature of (float64 reference, golden);
+    rerun_diff: signature of (candidate run 1, candidate run 2), the runs
+    compared elementwise (any bitwise mismatch: NONDETERMINISM).
     Raises the status's exception (e.g. InvalidArgumentError for an empty
     signature) with the library's message."""
     ctx = _capi.DetectContext()
@@ -214,6 +216,8 @@ def detect(signature, *, op_kind: str | int = "unknown", reduction_length: int =
         ctx.rerun = ctypes.pointer(rerun.raw)
     if reference is not None:
         ctx.reference = ctypes.pointer(reference.raw)
+    if rerun_diff is not None:
+        ctx.rerun_diff = ctypes.pointer(rerun_diff.raw)
     out = _capi.Detection()
     lib.peat_detection_init(byref(out))
     check(lib.peat_detect(byref(signature.raw), byref(ctx), byref(out)), "peat_detect")

@@ -1,0 +1,347 @@
+// Composite verdicts (an anomaly over a noise floor), the deterministic bound
+// for few-output reductions, normwise rounding for ops without a K, and the
+// format names. Each case is built here and its expected numbers computed
+// from the construction.
+#include <catch2/catch.hpp>
+
+#include <peat/peat.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct View {
+  int64_t shape[2];
+  DLTensor t{};
+  View(std::vector<float>& v, int64_t rows, int64_t cols) : shape{rows, cols} {
+    t.data = v.data();
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = 2;
+    t.dtype = DLDataType{kDLFloat, 32, 1};
+    t.shape = shape;
+  }
+};
+
+struct Result {
+  peat_signature_t sig;
+  peat_detection_t det;
+};
+
+// Signature (with a spatial map of the given kind) and detection.
+Result judge(std::vector<float>& g, std::vector<float>& c, int64_t rows, int64_t cols, peat_op_kind_t kind, int64_t K,
+             peat_mismatch_kind_t map_kind = PEAT_MISMATCH_TOLERANCE) {
+  View vg(g, rows, cols), vc(c, rows, cols);
+  peat_signature_config_t cfg;
+  peat_signature_config_init(&cfg);
+  cfg.map_mismatch = map_kind;
+  Result r;
+  peat_signature_init(&r.sig);
+  peat_spatial_map_t map;
+  peat_spatial_map_init(&map);
+  REQUIRE(peat_analyze(&vg.t, &vc.t, &cfg, &r.sig, &map) == PEAT_STATUS_OK);
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  ctx.op_kind = kind;
+  ctx.reduction_length = K;
+  ctx.map = &map;
+  peat_detection_init(&r.det);
+  REQUIRE(peat_detect(&r.sig, &ctx, &r.det) == PEAT_STATUS_OK);
+  peat_spatial_map_release(&map);
+  return r;
+}
+
+// C = A B in f32, summing k forwards or backwards.
+std::vector<float> gemm(const std::vector<float>& A, const std::vector<float>& B, int64_t M, int64_t N, int64_t K,
+                        bool reverse) {
+  std::vector<float> C(static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float s = 0;
+      for (int64_t t = 0; t < K; ++t) {
+        const int64_t k = reverse ? K - 1 - t : t;
+        s += A[static_cast<size_t>(i * K + k)] * B[static_cast<size_t>(k * N + j)];
+      }
+      C[static_cast<size_t>(i * N + j)] = s;
+    }
+  return C;
+}
+
+std::vector<float> normal(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+uint32_t bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+float from_bits(uint32_t b) {
+  float v;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
+bool has(const peat_detection_t& d, peat_error_model_t m) {
+  for (int i = 0; i < d.verdict_count; ++i)
+    if (d.verdicts[i].model == m) return true;
+  return false;
+}
+
+std::string text(const peat_detection_t& d) {
+  std::vector<char> buf(1 << 16);
+  size_t len = 0;
+  peat_detection_render(&d, PEAT_RENDER_TEXT, buf.data(), buf.size(), &len);
+  return std::string(buf.data());
+}
+
+}  // namespace
+
+TEST_CASE("composite: bit 27 stuck on every 32nd output of a reordered GEMM is STUCK_AT over ROUNDING",
+          "[detector][composite]") {
+  const int64_t M = 64, N = 64, K = 256;
+  const auto A = normal(static_cast<size_t>(M * K), 1), B = normal(static_cast<size_t>(K * N), 2);
+  auto g = gemm(A, B, M, N, K, false);
+  auto c = gemm(A, B, M, N, K, true);  // another summation order: noise everywhere
+  uint64_t changed = 0;
+  for (size_t i = 0; i < c.size(); i += 32) {  // what peat_cand_stuck_bit27 does
+    changed += ((bits(c[i]) >> 27) & 1u) == 0;
+    c[i] = from_bits(bits(c[i]) | (1u << 27));
+  }
+  REQUIRE(changed >= 8);
+  const Result r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, K, PEAT_MISMATCH_BITWISE);
+  INFO(text(r.det));
+  REQUIRE(r.det.verdict_count >= 2);
+  const peat_verdict_t& v = r.det.verdicts[0];
+  CHECK(v.model == PEAT_ERROR_MODEL_STUCK_AT);
+  CHECK(v.bit == 27);
+  CHECK(v.polarity == 1);
+  CHECK(v.elements == static_cast<int64_t>(changed));  // the changed pairs, whose highest differing bit is 27
+  CHECK(r.sig.xor_top_bit_hist[27] == changed);
+  CHECK(r.sig.xor_top_bit_set_hist[27] == changed);
+  CHECK(std::string(v.evidence[0]).find(std::to_string(changed) + " pairs have bit 27") == 0);
+  CHECK(r.det.verdicts[1].model == PEAT_ERROR_MODEL_ROUNDING);
+  CHECK(!has(r.det, PEAT_ERROR_MODEL_GARBAGE));
+}
+
+TEST_CASE("composite: an exponent bit stuck at 0 in every 64th element over ULP noise is STUCK_AT",
+          "[detector][composite]") {
+  auto g = normal(128 * 128, 3);
+  std::vector<float> c(g);
+  std::mt19937_64 rng(4);
+  for (auto& x : c) x = from_bits(bits(x) + static_cast<uint32_t>(rng() % 3) - 1u);  // -1, 0, +1 ULP
+  uint64_t changed = 0;
+  for (size_t i = 7; i < c.size(); i += 64) {
+    changed += (bits(c[i]) >> 26) & 1u;
+    c[i] = from_bits(bits(c[i]) & ~(1u << 26));
+  }
+  const Result r = judge(g, c, 128, 128, PEAT_OP_KIND_UNKNOWN, 0, PEAT_MISMATCH_BITWISE);
+  INFO(text(r.det));
+  const peat_verdict_t& v = r.det.verdicts[0];
+  CHECK(v.model == PEAT_ERROR_MODEL_STUCK_AT);
+  CHECK(v.bit == 26);
+  CHECK(v.polarity == 0);
+  CHECK(v.elements == static_cast<int64_t>(changed));
+  REQUIRE(r.det.verdict_count >= 2);
+  CHECK(r.det.verdicts[1].model == PEAT_ERROR_MODEL_ROUNDING);
+}
+
+TEST_CASE("composite: one corrupted tile of a large reordered GEMM is REGION, the noise ROUNDING beneath",
+          "[detector][composite]") {
+  const int64_t M = 128, N = 128, K = 128;
+  const auto A = normal(static_cast<size_t>(M * K), 5), B = normal(static_cast<size_t>(K * N), 6);
+  auto g = gemm(A, B, M, N, K, false);
+  auto c = gemm(A, B, M, N, K, true);
+  const auto junk = normal(32 * 32, 7);
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 32; ++j) c[static_cast<size_t>((64 + i) * N + 32 + j)] = 10 * junk[static_cast<size_t>(i * 32 + j)];
+  const Result r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, K);
+  INFO(text(r.det));
+  const peat_verdict_t& v = r.det.verdicts[0];
+  CHECK(v.model == PEAT_ERROR_MODEL_REGION);
+  CHECK(v.tiles_affected == 1);
+  CHECK(v.rows_affected == 32);
+  CHECK(v.cols_affected == 32);
+  CHECK(has(r.det, PEAT_ERROR_MODEL_ROUNDING));
+  CHECK(!has(r.det, PEAT_ERROR_MODEL_REDUCED_PRECISION));
+}
+
+TEST_CASE("few outputs: a long dot product tens of ULP off but inside gamma_K is ROUNDING", "[detector][composite]") {
+  const int64_t K = 1 << 16;
+  auto a = normal(static_cast<size_t>(K), 8);
+  for (auto& x : a) x = std::fabs(x);  // no cancellation: |g| stands for sum |a_i b_i|
+  double exact = 0;
+  float seq = 0;
+  for (float x : a) {
+    exact += x;
+    seq += x;
+  }
+  std::vector<float> g{static_cast<float>(exact)}, c{seq};
+  const double ulps = std::fabs(static_cast<double>(seq) - static_cast<float>(exact)) /
+                      (std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact));
+  INFO("ULP apart: " << ulps);
+  REQUIRE(ulps >= 8);
+  const Result r = judge(g, c, 1, 1, PEAT_OP_KIND_REDUCTION, K);
+  INFO(text(r.det));
+  CHECK(r.det.verdicts[0].model == PEAT_ERROR_MODEL_ROUNDING);
+  const double Ku = static_cast<double>(K) * std::ldexp(1.0, -24);
+  const double bound = 2 * Ku / (1 - Ku) + 2 * std::ldexp(1.0, -24);
+  CHECK(r.sig.max_rel_error <= bound);
+  CHECK(std::string(r.det.verdicts[0].evidence[0]).find("2 gamma_K + 2 u_s") != std::string::npos);
+}
+
+TEST_CASE("non-GEMM: a float64 layer norm against f32 is ROUNDING by its norm, bf16 REDUCED_PRECISION bf16",
+          "[detector][composite]") {
+  const int64_t rows = 32, D = 256;
+  auto x = normal(static_cast<size_t>(rows * D), 9);
+  std::vector<float> g(x.size()), c64(x.size()), cbf(x.size());
+  auto bf16 = [](float v) { return from_bits((bits(v) + 0x7FFFu + ((bits(v) >> 16) & 1u)) & 0xFFFF0000u); };
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = &x[static_cast<size_t>(r * D)];
+    float m = 0, v = 0;
+    double md = 0, vd = 0, mb = 0, vb = 0;
+    for (int64_t i = 0; i < D; ++i) { m += in[i]; md += in[i]; mb += bf16(in[i]); }
+    m /= D; md /= D; mb /= D;
+    for (int64_t i = 0; i < D; ++i) {
+      v += (in[i] - m) * (in[i] - m);
+      vd += (in[i] - md) * (in[i] - md);
+      vb += (bf16(in[i]) - mb) * (bf16(in[i]) - mb);
+    }
+    v /= D; vd /= D; vb /= D;
+    for (int64_t i = 0; i < D; ++i) {
+      const size_t k = static_cast<size_t>(r * D + i);
+      g[k] = (in[i] - m) / std::sqrt(v + 1e-5f);
+      c64[k] = static_cast<float>((in[i] - md) / std::sqrt(vd + 1e-5));
+      cbf[k] = bf16(static_cast<float>((bf16(in[i]) - mb) / std::sqrt(vb + 1e-5)));
+    }
+  }
+  {  // K = the normalised extent, as peat_detect_context_infer gives it
+    const Result r = judge(g, c64, rows, D, PEAT_OP_KIND_REDUCTION, D);
+    INFO(text(r.det));
+    CHECK(r.det.verdicts[0].model == PEAT_ERROR_MODEL_ROUNDING);
+  }
+  const Result r = judge(g, cbf, rows, D, PEAT_OP_KIND_REDUCTION, D);
+  INFO(text(r.det));
+  CHECK(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+  CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_BF16);
+}
+
+TEST_CASE("formats: tf32 and fp16 have their own names, and 10 bits within fp16's range read fp16", "[detector][format]") {
+  CHECK(std::string(peat_float_format_name(PEAT_FORMAT_TF32)) == "tf32");
+  CHECK(std::string(peat_float_format_name(PEAT_FORMAT_FP16)) == "fp16");
+  auto g = normal(64 * 64, 10);
+  std::vector<float> c(g.size());
+  for (size_t i = 0; i < g.size(); ++i) c[i] = static_cast<float>(static_cast<_Float16>(g[i]));
+  const Result r = judge(g, c, 64, 64, PEAT_OP_KIND_ELEMENTWISE, 0);
+  INFO(text(r.det));
+  CHECK(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+  CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_FP16);
+}
+
+TEST_CASE("non-GEMM: gelu in f32 against float64 is ROUNDING by its norm, though outputs near 0 are many ULP off",
+          "[detector][composite]") {
+  auto x = normal(64 * 64, 11);
+  std::vector<float> g(x.size()), c(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    g[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678f));
+    c[i] = static_cast<float>(0.5 * x[i] * (1.0 + std::erf(static_cast<double>(x[i]) / std::sqrt(2.0))));
+  }
+  const Result r = judge(g, c, 64, 64, PEAT_OP_KIND_ELEMENTWISE, 0);
+  INFO(text(r.det));
+  CHECK((r.det.verdicts[0].model == PEAT_ERROR_MODEL_ROUNDING || r.det.verdicts[0].model == PEAT_ERROR_MODEL_EXACT));
+}
+
+namespace {
+
+// op kind and K of output 0 of one call with one input of `shape`.
+std::pair<peat_op_kind_t, int64_t> infer(const char* op, std::vector<int64_t> shape, const peat_attr_t* attr = nullptr) {
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  const int32_t nd = static_cast<int32_t>(shape.size());
+  const int64_t* shapes[1] = {shape.data()};
+  REQUIRE(peat_detect_context_infer(&ctx, op, 1, &nd, shapes, attr, attr ? 1 : 0, 0, 0) == PEAT_STATUS_OK);
+  return {ctx.op_kind, ctx.reduction_length};
+}
+
+}  // namespace
+
+TEST_CASE("op contexts: norms, softmax, sums and losses are reductions with K, transcendental ops elementwise",
+          "[detector][op_context]") {
+  const int64_t normalized[] = {256};
+  peat_attr_t ln{};
+  ln.key = "arg1";
+  ln.type = PEAT_ATTR_INT_ARRAY;
+  ln.ints = normalized;
+  ln.n_ints = 1;
+  CHECK(infer("encoder.norm1/aten::native_layer_norm", {4, 32, 256}, &ln) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 256});
+  peat_attr_t dim{};
+  dim.key = "arg1";
+  dim.type = PEAT_ATTR_INT;
+  dim.i = 1;
+  CHECK(infer("aten::_softmax", {8, 100, 3}, &dim) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 100});
+  CHECK(infer("bn1/aten::native_batch_norm", {2, 64, 8, 8}) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 2 * 8 * 8});
+  CHECK(infer("aten::mean", {3, 7}) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 21});
+  CHECK(infer("aten::mse_loss", {16, 4}) == std::pair<peat_op_kind_t, int64_t>{PEAT_OP_KIND_REDUCTION, 64});
+  CHECK(infer("aten::gelu", {16, 4}).first == PEAT_OP_KIND_ELEMENTWISE);
+  CHECK(infer("aten::exp", {16, 4}).first == PEAT_OP_KIND_ELEMENTWISE);
+  char family[32];
+  peat_op_family("aten::native_group_norm", family, sizeof family);
+  CHECK(std::string(family) == "group_norm");
+}
+
+TEST_CASE("non-determinism from the two runs compared elementwise, though their signatures against the golden agree",
+          "[detector][composite]") {
+  // Rows 0 and 1 of the golden are equal; run 2 swaps the two rows of run 1.
+  std::vector<float> g = normal(2 * 16, 12);
+  for (int j = 0; j < 16; ++j) g[static_cast<size_t>(16 + j)] = g[static_cast<size_t>(j)];
+  std::vector<float> r1(g), r2;
+  for (int j = 0; j < 16; ++j) r1[static_cast<size_t>(j)] = std::nextafter(g[static_cast<size_t>(j)], INFINITY);
+  r2 = r1;
+  for (int j = 0; j < 16; ++j) std::swap(r2[static_cast<size_t>(j)], r2[static_cast<size_t>(16 + j)]);
+  View vg(g, 2, 16), v1(r1, 2, 16), v2(r2, 2, 16);
+  peat_signature_t s1, s2, d;
+  peat_signature_init(&s1);
+  peat_signature_init(&s2);
+  peat_signature_init(&d);
+  REQUIRE(peat_analyze(&vg.t, &v1.t, nullptr, &s1, nullptr) == PEAT_STATUS_OK);
+  REQUIRE(peat_analyze(&vg.t, &v2.t, nullptr, &s2, nullptr) == PEAT_STATUS_OK);
+  REQUIRE(peat_analyze(&v1.t, &v2.t, nullptr, &d, nullptr) == PEAT_STATUS_OK);
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  ctx.rerun = &s2;
+  ctx.rerun_diff = &d;
+  peat_detection_t det;
+  peat_detection_init(&det);
+  REQUIRE(peat_detect(&s1, &ctx, &det) == PEAT_STATUS_OK);
+  CHECK(det.verdicts[0].model == PEAT_ERROR_MODEL_NONDETERMINISM);
+  CHECK(det.verdicts[0].elements == 32);
+  CHECK(std::string(det.verdicts[0].evidence[0]).find("differ in 32 of 32 elements") != std::string::npos);
+}
+
+TEST_CASE("a signature of the 0.1 size is accepted with its top-bit histograms absent", "[detector][abi]") {
+  auto g = normal(256, 13);
+  std::vector<float> c(g);
+  for (size_t i = 0; i < c.size(); i += 32) c[i] = from_bits(bits(c[i]) ^ (1u << 30));
+  View vg(g, 16, 16), vc(c, 16, 16);
+  peat_signature_t sig;
+  peat_signature_init(&sig);
+  REQUIRE(peat_analyze(&vg.t, &vc.t, nullptr, &sig, nullptr) == PEAT_STATUS_OK);
+  peat_signature_t old = sig;
+  old.struct_size = static_cast<uint32_t>(PEAT_SIGNATURE_SIZE_0_1);
+  std::memset(old.xor_top_bit_hist, 0xAB, sizeof old.xor_top_bit_hist);  // beyond an old caller's struct
+  peat_detection_t a, b;
+  peat_detection_init(&a);
+  peat_detection_init(&b);
+  REQUIRE(peat_detect(&sig, nullptr, &a) == PEAT_STATUS_OK);
+  REQUIRE(peat_detect(&old, nullptr, &b) == PEAT_STATUS_OK);
+  CHECK(a.verdicts[0].model == b.verdicts[0].model);
+  old.struct_size = static_cast<uint32_t>(PEAT_SIGNATURE_SIZE_0_1) + 8;
+  CHECK(peat_detect(&old, nullptr, &b) == PEAT_STATUS_VERSION_MISMATCH);
+}
