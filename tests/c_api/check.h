@@ -14,6 +14,11 @@ int check_report(const char* suite);
 /* A compact (strides NULL) f32 tensor view on the CPU over `data`. */
 DLTensor check_tensor_f32(float* data, int32_t ndim, int64_t* shape);
 
+/* A peat_kernel_fn copying a 1-D f32 input to the output (returns 1 unless
+ * one input and one output). */
+int32_t check_copy_kernel(void* ctx, const DLTensor* in, int32_t n_in, DLTensor* out, int32_t n_out,
+                          const void* attrs);
+
 #define CHECK(cond) check_record((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
 #define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
 

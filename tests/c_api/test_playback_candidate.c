@@ -7,15 +7,6 @@
 
 #include "check.h"
 
-static int32_t copy_kernel(void* ctx, const DLTensor* in, int32_t n_in, DLTensor* out, int32_t n_out,
-                           const void* attrs) {
-  int64_t i;
-  (void)ctx;
-  (void)attrs;
-  if (n_in != 1 || n_out != 1) return 1;
-  for (i = 0; i < in[0].shape[0]; ++i) ((float*)out[0].data)[i] = ((const float*)in[0].data)[i];
-  return 0;
-}
 
 int main(void) {
   static const char* path = "c_api_test_playback_candidate.peat";
@@ -55,9 +46,9 @@ int main(void) {
   CHECK_STATUS(peat_playback_candidate(pb, &fn, &ctx), PEAT_STATUS_BAD_STATE); /* none yet */
   CHECK_STATUS(peat_playback_set_candidate_symbol(pb, "no-such-library.so:kernel", NULL), PEAT_STATUS_NOT_FOUND);
   CHECK_STATUS(peat_playback_candidate(pb, &fn, &ctx), PEAT_STATUS_BAD_STATE); /* a failed load sets nothing */
-  CHECK_STATUS(peat_playback_set_candidate(pb, copy_kernel, &marker), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_playback_set_candidate(pb, check_copy_kernel, &marker), PEAT_STATUS_OK);
   CHECK_STATUS(peat_playback_candidate(pb, &fn, &ctx), PEAT_STATUS_OK);
-  CHECK(fn == copy_kernel && ctx == &marker);
+  CHECK(fn == check_copy_kernel && ctx == &marker);
   CHECK_STATUS(peat_playback_candidate(pb, &fn, NULL), PEAT_STATUS_OK);
   CHECK_STATUS(peat_playback_candidate(pb, NULL, NULL), PEAT_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(peat_playback_candidate(NULL, &fn, NULL), PEAT_STATUS_INVALID_ARGUMENT);

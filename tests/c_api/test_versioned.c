@@ -50,15 +50,6 @@ static int32_t halve(void* ctx, const DLTensor* in, int32_t n_in, DLTensor* out,
   return 0;
 }
 
-static int32_t copy_kernel(void* ctx, const DLTensor* in, int32_t n_in, DLTensor* out, int32_t n_out,
-                           const void* attrs) {
-  int64_t i;
-  (void)ctx;
-  (void)attrs;
-  if (n_in != 1 || n_out != 1) return 1;
-  for (i = 0; i < in[0].shape[0]; ++i) ((float*)out[0].data)[i] = ((const float*)in[0].data)[i];
-  return 0;
-}
 
 int main(void) {
   float g[8] = {1, 2, 3, 4, 5, 6, 7, 8}, c[8] = {1, 2, 3, 4.5f, 5, 6, 7, 8.25f}, out[8];
@@ -131,7 +122,7 @@ int main(void) {
   policy.action = PEAT_ACTION_RUN_BOTH;
   CHECK_STATUS(peat_injector_add_policy(injector, &policy, NULL), PEAT_STATUS_OK);
   CHECK_STATUS(peat_injector_set_candidate(injector, "*", halve, NULL), PEAT_STATUS_OK);
-  CHECK_STATUS(peat_injector_dispatch(injector, op, &tg, 1, &to, 1, NULL, copy_kernel, NULL, &action, NULL),
+  CHECK_STATUS(peat_injector_dispatch(injector, op, &tg, 1, &to, 1, NULL, check_copy_kernel, NULL, &action, NULL),
                PEAT_STATUS_OK);
   CHECK(action == PEAT_ACTION_RUN_BOTH && out[3] == 4.0f);
   make_old(&old2);
