@@ -31,6 +31,7 @@ rank, then playback on every rank and a cross-rank check.
     buckets (the Detector's verdict on the collective).
 """
 import argparse
+import datetime
 import os
 import subprocess
 import sys
@@ -78,9 +79,12 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--allreduce", choices=["golden", "reversed", "own", "drop"], default="golden")
     ap.add_argument("--peat", help="the peat tool, for the cross-rank check")
+    ap.add_argument("--timeout", type=float, default=300.0,
+                    help="seconds a collective may wait for the other ranks before this rank fails (default 300)")
     args = ap.parse_args()
 
-    dist.init_process_group("gloo")
+    # A bounded wait: a rank whose peer died fails instead of waiting forever.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.timeout))
     torch.manual_seed(0)  # the same initial model on every rank
     torch.set_num_threads(1)
     x, y = load_digits(return_X_y=True)
