@@ -136,36 +136,17 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
   std::vector<fbs::Offset<fb::Tensor>> offsets;
   offsets.reserve(tensors.size());
   for (const TensorData& t : tensors) {
-    if (t.ref) {  // format 1.2: the bytes are stored once, in the record named by ref->seq
-      const uint64_t raw = tensor_bytes(t);
-      raw_total += raw;
-      const auto name = builder.CreateString(t.name);
-      const auto shape = builder.CreateVector(t.shape);
-      const auto strides = t.strides.empty() ? fbs::Offset<fbs::Vector<int64_t>>() : builder.CreateVector(t.strides);
-      fb::TensorBuilder tb(builder);
-      tb.add_name(name);
-      tb.add_dtype_code(t.dtype.code);
-      tb.add_dtype_bits(t.dtype.bits);
-      tb.add_dtype_lanes(t.dtype.lanes);
-      tb.add_shape(shape);
-      tb.add_device_type(t.device.device_type);
-      tb.add_device_id(t.device.device_id);
-      tb.add_codec(fb::Codec::Raw);
-      tb.add_raw_bytes(raw);
-      if (!t.strides.empty()) tb.add_strides(strides);
-      if (t.storage_offset != 0) tb.add_storage_offset(t.storage_offset);
-      tb.add_ref_seq(t.ref->seq);
-      tb.add_ref_slot(static_cast<uint8_t>(t.ref->slot));
-      tb.add_ref_index(t.ref->index);
-      offsets.push_back(tb.Finish());
-      continue;
+    // A stored tensor's bytes are encoded into the payload; a reference
+    // (format 1.2) stores none: its bytes lie in the record named by ref->seq.
+    uint64_t raw = tensor_bytes(t), sum = 0, at = 0, n = 0;
+    if (!t.ref) {
+      raw = t.bytes.size();
+      sum = checksum(t.bytes.data(), t.bytes.size());
+      at = payload.size();
+      n = encode(codec, level, t.bytes.data(), t.bytes.size(), element_size(t.dtype), payload);
+      payload.resize(pad8(payload.size()));
     }
-    const std::size_t es = element_size(t.dtype);
-    const uint64_t sum = checksum(t.bytes.data(), t.bytes.size());
-    const uint64_t at = payload.size();
-    const std::size_t n = encode(codec, level, t.bytes.data(), t.bytes.size(), es, payload);
-    payload.resize(pad8(payload.size()));
-    raw_total += t.bytes.size();
+    raw_total += raw;
     const auto name = builder.CreateString(t.name);
     const auto shape = builder.CreateVector(t.shape);
     const auto strides = t.strides.empty() ? fbs::Offset<fbs::Vector<int64_t>>() : builder.CreateVector(t.strides);
@@ -177,11 +158,17 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
     tb.add_shape(shape);
     tb.add_device_type(t.device.device_type);
     tb.add_device_id(t.device.device_id);
-    tb.add_codec(static_cast<fb::Codec>(codec));
-    tb.add_raw_bytes(t.bytes.size());
-    tb.add_payload_offset(at);
-    tb.add_encoded_bytes(n);
-    tb.add_checksum(sum);
+    tb.add_codec(t.ref ? fb::Codec::Raw : static_cast<fb::Codec>(codec));
+    tb.add_raw_bytes(raw);
+    if (t.ref) {
+      tb.add_ref_seq(t.ref->seq);
+      tb.add_ref_slot(static_cast<uint8_t>(t.ref->slot));
+      tb.add_ref_index(t.ref->index);
+    } else {
+      tb.add_payload_offset(at);
+      tb.add_encoded_bytes(n);
+      tb.add_checksum(sum);
+    }
     if (!t.strides.empty()) tb.add_strides(strides);
     if (t.storage_offset != 0) tb.add_storage_offset(t.storage_offset);
     offsets.push_back(tb.Finish());
