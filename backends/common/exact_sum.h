@@ -13,8 +13,8 @@
 // Only <cstdint>-level code: this header is compiled by nvcc and hipcc too.
 #pragma once
 
-#include "float_bits.h"
-#include "peat_hd.h"
+#include "backends/common/float_bits.h"
+#include "backends/common/peat_hd.h"
 
 #include <peat/analyzer.h>
 

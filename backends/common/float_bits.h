@@ -7,7 +7,7 @@
 // NaN (quiet), as IEEE 754 and the hardware conversions do.
 #pragma once
 
-#include "peat_hd.h"
+#include "backends/common/peat_hd.h"
 
 #include <cstdint>
 #include <cstring>

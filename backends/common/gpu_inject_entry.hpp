@@ -8,9 +8,9 @@
 // words, so the tensor's bits and the truth equal the CPU backend's. C++17.
 #pragma once
 
-#include "gpu_signature_entry.hpp"
-#include "inject_plan.hpp"
-#include "kernels/kernel_launch.h"
+#include "backends/common/gpu_signature_entry.hpp"
+#include "backends/common/inject_plan.hpp"
+#include "backends/common/kernels/kernel_launch.h"
 
 #include <peat/injector.h>
 

@@ -13,10 +13,10 @@
 // libpeat's own. C++17.
 #pragma once
 
-#include "gpu_runtime_table.hpp"
-#include "kernels/kernel_launch.h"
-#include "signature_element.h"
-#include "signature_plan.hpp"
+#include "backends/common/gpu_runtime_table.hpp"
+#include "backends/common/kernels/kernel_launch.h"
+#include "backends/common/signature_element.h"
+#include "backends/common/signature_plan.hpp"
 
 #include <peat/analyzer.h>
 

@@ -10,9 +10,9 @@
 // philox_random(seed, op, call, element | tag << 56), tags listed below.
 #pragma once
 
-#include "peat_hd.h"
-#include "philox.h"
-#include "precision.h"
+#include "backends/common/peat_hd.h"
+#include "backends/common/philox.h"
+#include "backends/common/precision.h"
 
 #include <cmath>
 #include <cstdint>

@@ -12,11 +12,11 @@
 
 #include <peat/injector.h>
 
-#include "host_problem.hpp"
-#include "inject_element.h"
-#include "kernels/kernel_launch.h"
-#include "philox.h"
-#include "precision.h"
+#include "backends/common/host_problem.hpp"
+#include "backends/common/inject_element.h"
+#include "backends/common/kernels/kernel_launch.h"
+#include "backends/common/philox.h"
+#include "backends/common/precision.h"
 
 #include <algorithm>
 #include <cmath>
@@ -150,4 +150,4 @@ inline Truth from_block(const kernels::BlockTruth& b);
 
 }  // namespace peat::inject_plan
 
-#include "inject_plan_impl.hpp"
+#include "backends/common/inject_plan_impl.hpp"

@@ -9,7 +9,7 @@
 // (element low, element high, call, op).
 #pragma once
 
-#include "peat_hd.h"
+#include "backends/common/peat_hd.h"
 
 #include <cstdint>
 

@@ -13,8 +13,8 @@
 // then compared with the format's largest finite value for overflow.
 #pragma once
 
-#include "float_bits.h"
-#include "peat_hd.h"
+#include "backends/common/float_bits.h"
+#include "backends/common/peat_hd.h"
 
 #include <cstdint>
 

@@ -11,9 +11,9 @@
 // pairs were added or partials merged.
 #pragma once
 
-#include "exact_sum.h"
-#include "float_bits.h"
-#include "peat_hd.h"
+#include "backends/common/exact_sum.h"
+#include "backends/common/float_bits.h"
+#include "backends/common/peat_hd.h"
 
 #include <peat/analyzer.h>
 

@@ -5,8 +5,8 @@
 // Host only, C++17, status-returning (host_problem.hpp).
 #pragma once
 
-#include "host_problem.hpp"
-#include "inject_element.h"
+#include "backends/common/host_problem.hpp"
+#include "backends/common/inject_element.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,9 +4,9 @@
 // backends/common/kernels, compiled by nvcc (sm_80, sm_90 and PTX).
 #include <cuda_runtime_api.h>
 
-#include "gpu_inject_entry.hpp"
-#include "gpu_runtime_table.hpp"
-#include "gpu_signature_entry.hpp"
+#include "backends/common/gpu_inject_entry.hpp"
+#include "backends/common/gpu_runtime_table.hpp"
+#include "backends/common/gpu_signature_entry.hpp"
 
 namespace {
 

@@ -4,9 +4,9 @@
 // backends/common/kernels, compiled by clang -x hip (gfx90a, gfx940).
 #include <hip/hip_runtime_api.h>
 
-#include "gpu_inject_entry.hpp"
-#include "gpu_runtime_table.hpp"
-#include "gpu_signature_entry.hpp"
+#include "backends/common/gpu_inject_entry.hpp"
+#include "backends/common/gpu_runtime_table.hpp"
+#include "backends/common/gpu_signature_entry.hpp"
 
 namespace {
 

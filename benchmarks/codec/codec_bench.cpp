@@ -66,11 +66,11 @@ void BM_Encode(benchmark::State& state) {
   const auto codec = static_cast<peat_trace_codec_t>(state.range(0));
   const Data& d = data(static_cast<int>(state.range(1)));
   std::vector<std::byte> out;
-  out.reserve(peat::trace::encoded_bound(codec, d.bytes.size()));
+  out.reserve(peat::impl::trace::encoded_bound(codec, d.bytes.size()));
   std::size_t encoded = 0;
   for (auto _ : state) {
     out.clear();
-    encoded = peat::trace::encode(codec, 1, d.bytes.data(), d.bytes.size(), d.elem_size, out);
+    encoded = peat::impl::trace::encode(codec, 1, d.bytes.data(), d.bytes.size(), d.elem_size, out);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * d.bytes.size()));
@@ -82,10 +82,10 @@ void BM_Decode(benchmark::State& state) {
   const auto codec = static_cast<peat_trace_codec_t>(state.range(0));
   const Data& d = data(static_cast<int>(state.range(1)));
   std::vector<std::byte> encoded;
-  peat::trace::encode(codec, 1, d.bytes.data(), d.bytes.size(), d.elem_size, encoded);
+  peat::impl::trace::encode(codec, 1, d.bytes.data(), d.bytes.size(), d.elem_size, encoded);
   std::vector<std::byte> out(d.bytes.size()), scratch;
   for (auto _ : state) {
-    const char* why = peat::trace::decode(codec, encoded.data(), encoded.size(), out.data(), out.size(), d.elem_size,
+    const char* why = peat::impl::trace::decode(codec, encoded.data(), encoded.size(), out.data(), out.size(), d.elem_size,
                                           scratch);
     if (*why) state.SkipWithError(why);
     benchmark::DoNotOptimize(out.data());

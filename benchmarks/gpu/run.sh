@@ -63,7 +63,7 @@ bin=$build/gpu-bin
 mkdir -p "$bin"
 cxx=${CXX:-c++}
 cc=${CC:-cc}
-common=(-O2 -I"$repo/include" -I"$repo/backends/common" -L"$build/lib" -lpeat -Wl,-rpath,"$build/lib")
+common=(-O2 -I"$repo" -I"$repo/include" -I"$repo/backends/common" -L"$build/lib" -lpeat -Wl,-rpath,"$build/lib")
 "$cxx" -std=c++17 "$repo/tests/gpu/test_device_conformance.cpp" -o "$bin/conformance" "${common[@]}"
 "$cc" -std=c11 -I"$repo/tests/c_api" "$repo/tests/gpu/test_device_backends.c" "$repo/tests/c_api/check.c" \
   -o "$bin/device_backends" "${common[@]}"

@@ -118,7 +118,7 @@ double codec_on_workers(const std::vector<Record>& s) {
     const std::vector<float>& v = i % 3 == 0 ? r.weight : i % 3 == 1 ? r.activation : r.gradient;
     std::vector<std::byte> out;
     out.reserve(v.size() * sizeof(float) / 2);
-    peat::trace::encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, reinterpret_cast<const std::byte*>(v.data()),
+    peat::impl::trace::encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, reinterpret_cast<const std::byte*>(v.data()),
                         v.size() * sizeof(float), sizeof(float), out);
   });
   return seconds_since(t0);

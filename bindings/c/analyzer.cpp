@@ -1,16 +1,16 @@
 // C entry points of peat/analyzer.h: check, convert, forward.
 #include <peat/analyzer.h>
 
-#include "barrier.hpp"
-#include "analyzer/accumulate.hpp"
-#include "analyzer/aggregator.hpp"
-#include "analyzer/analyze.hpp"
-#include "analyzer/defaults.hpp"
-#include "analyzer/map.hpp"
-#include "analyzer/metrics.hpp"
-#include "analyzer/outcome.hpp"
-#include "core/dtype.hpp"
-#include "core/tensor_view.hpp"
+#include "bindings/c/barrier.hpp"
+#include "lib/analyzer/accumulate.hpp"
+#include "lib/analyzer/aggregator.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/analyzer/defaults.hpp"
+#include "lib/analyzer/map.hpp"
+#include "lib/analyzer/metrics.hpp"
+#include "lib/analyzer/outcome.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/tensor_view.hpp"
 
 #include <memory>
 #include <string>
@@ -19,14 +19,14 @@ namespace {
 
 // A signature handed in: the caller's prefix over the empty signature.
 peat_signature_t signature_in(const peat_signature_t* signature, const char* name) {
-  return peat::read_versioned(signature, peat::analyzer::empty_signature(), name);
+  return peat::impl::read_versioned(signature, peat::impl::analyzer::empty_signature(), name);
 }
 
 template <typename T, typename F>
 peat_status_t metric(const char* function, const peat_signature_t* signature, T* out, F&& compute) {
-  return peat::c_call(function, [&] {
+  return peat::impl::c_call(function, [&] {
     const peat_signature_t s = signature_in(signature, "signature");
-    peat::require_arg(out, "out");
+    peat::impl::require_arg(out, "out");
     *out = compute(s);
   });
 }
@@ -35,17 +35,17 @@ peat_status_t metric(const char* function, const peat_signature_t* signature, T*
 
 extern "C" {
 
-PEAT_API void peat_signature_init(peat_signature_t* p) { if (p) *p = peat::analyzer::empty_signature(); }
-PEAT_API void peat_signature_config_init(peat_signature_config_t* p) { if (p) *p = peat::analyzer::default_config(); }
-PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = peat::analyzer::empty_map(); }
+PEAT_API void peat_signature_init(peat_signature_t* p) { if (p) *p = peat::impl::analyzer::empty_signature(); }
+PEAT_API void peat_signature_config_init(peat_signature_config_t* p) { if (p) *p = peat::impl::analyzer::default_config(); }
+PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = peat::impl::analyzer::empty_map(); }
 PEAT_API void peat_spatial_map_release(peat_spatial_map_t* map) {
-  if (map) peat::analyzer::release_map(*map);
+  if (map) peat::impl::analyzer::release_map(*map);
 }
 
 PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol, double* out_atol) {
-  return peat::c_call(__func__, [&] {
+  return peat::impl::c_call(__func__, [&] {
     double rtol = 0, atol = 0;
-    peat::analyzer::default_tolerance(peat::require_float(dtype, "dtype"), rtol, atol);
+    peat::impl::analyzer::default_tolerance(peat::impl::require_float(dtype, "dtype"), rtol, atol);
     if (out_rtol) *out_rtol = rtol;
     if (out_atol) *out_atol = atol;
   });
@@ -53,99 +53,99 @@ PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol
 
 PEAT_API peat_status_t peat_spatial_map_shape(const DLTensor* golden, const peat_signature_config_t* config,
                                               int64_t* out_rows, int64_t* out_cols, int64_t* out_tiles) {
-  return peat::c_call(__func__, [&] { peat::analyzer::spatial_shape(golden, config, out_rows, out_cols, out_tiles); });
+  return peat::impl::c_call(__func__, [&] { peat::impl::analyzer::spatial_shape(golden, config, out_rows, out_cols, out_tiles); });
 }
 
 PEAT_API peat_status_t peat_analyze(const DLTensor* golden, const DLTensor* candidate,
                                     const peat_signature_config_t* config, peat_signature_t* out_signature,
                                     peat_spatial_map_t* out_map) {
-  return peat::c_call(__func__, [&] { peat::analyzer::analyze_to(golden, candidate, config, out_signature, out_map); });
+  return peat::impl::c_call(__func__, [&] { peat::impl::analyzer::analyze_to(golden, candidate, config, out_signature, out_map); });
 }
 
 PEAT_API peat_status_t peat_analyze_accumulate(const DLTensor* golden, const DLTensor* candidate,
                                                const peat_signature_config_t* config,
                                                peat_signature_t* inout_signature, peat_spatial_map_t* inout_map) {
-  return peat::c_call(__func__, [&] { peat::analyzer::accumulate(golden, candidate, config, inout_signature, inout_map); });
+  return peat::impl::c_call(__func__, [&] { peat::impl::analyzer::accumulate(golden, candidate, config, inout_signature, inout_map); });
 }
 
 PEAT_API peat_status_t peat_signature_merge(peat_signature_t* inout_dst, const peat_signature_t* src) {
-  return peat::c_call(__func__, [&] {
-    peat::require_struct(inout_dst, "inout_dst");
+  return peat::impl::c_call(__func__, [&] {
+    peat::impl::require_struct(inout_dst, "inout_dst");
     const peat_signature_t from = signature_in(src, "src");
-    peat::update_versioned(inout_dst, peat::analyzer::empty_signature(), "inout_dst",
-                           [&](peat_signature_t& s) { peat::analyzer::merge(s, from); });
+    peat::impl::update_versioned(inout_dst, peat::impl::analyzer::empty_signature(), "inout_dst",
+                           [&](peat_signature_t& s) { peat::impl::analyzer::merge(s, from); });
   });
 }
 
 PEAT_API peat_status_t peat_spatial_map_merge(peat_spatial_map_t* inout_dst, const peat_spatial_map_t* src) {
-  return peat::c_call(__func__, [&] {
-    peat::require_arg(inout_dst, "inout_dst");
-    peat::require_arg(src, "src");
-    if (inout_dst == src) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_dst and src are the same map");
-    peat::analyzer::merge_map(*inout_dst, *src);
+  return peat::impl::c_call(__func__, [&] {
+    peat::impl::require_arg(inout_dst, "inout_dst");
+    peat::impl::require_arg(src, "src");
+    if (inout_dst == src) peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_dst and src are the same map");
+    peat::impl::analyzer::merge_map(*inout_dst, *src);
   });
 }
 
 PEAT_API peat_status_t peat_exact_sum_value(const peat_exact_sum_t* sum, double* out) {
-  return peat::c_get(__func__, sum, "sum", out, "out", [](auto& s) { return peat::analyzer::sum_value(s); });
+  return peat::impl::c_get(__func__, sum, "sum", out, "out", [](auto& s) { return peat::impl::analyzer::sum_value(s); });
 }
 
 PEAT_API peat_status_t peat_signature_read_sums(const peat_signature_t* signature, peat_signature_sums_t* out) {
-  return peat::c_call(__func__, [&] {
+  return peat::impl::c_call(__func__, [&] {
     const peat_signature_t s = signature_in(signature, "signature");
-    peat::require_struct(out, "out");
-    peat::write_versioned(out, peat::analyzer::sums_of(s), "out");
+    peat::impl::require_struct(out, "out");
+    peat::impl::write_versioned(out, peat::impl::analyzer::sums_of(s), "out");
   });
 }
 
 PEAT_API peat_status_t peat_signature_rmse(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::analyzer::rmse);
+  return metric(__func__, signature, out, peat::impl::analyzer::rmse);
 }
 PEAT_API peat_status_t peat_signature_relative_l2(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::analyzer::relative_l2);
+  return metric(__func__, signature, out, peat::impl::analyzer::relative_l2);
 }
 PEAT_API peat_status_t peat_signature_sqnr_db(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::analyzer::sqnr_db);
+  return metric(__func__, signature, out, peat::impl::analyzer::sqnr_db);
 }
 PEAT_API peat_status_t peat_signature_cosine(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::analyzer::cosine);
+  return metric(__func__, signature, out, peat::impl::analyzer::cosine);
 }
 PEAT_API peat_status_t peat_signature_max_rel_error(const peat_signature_t* signature, double* out) {
   return metric(__func__, signature, out, [](const peat_signature_t& s) { return s.max_rel_error; });
 }
 PEAT_API peat_status_t peat_signature_allclose(const peat_signature_t* signature, int32_t* out_pass) {
   return metric(__func__, signature, out_pass,
-                [](const peat_signature_t& s) { return peat::analyzer::allclose(s) ? 1 : 0; });
+                [](const peat_signature_t& s) { return peat::impl::analyzer::allclose(s) ? 1 : 0; });
 }
 
 PEAT_API peat_status_t peat_signature_effective_mantissa_bits(const peat_signature_t* signature, double quantile,
                                                               double* out_bits) {
   return metric(__func__, signature, out_bits,
-                [&](const peat_signature_t& s) { return peat::analyzer::effective_mantissa_bits(s, quantile); });
+                [&](const peat_signature_t& s) { return peat::impl::analyzer::effective_mantissa_bits(s, quantile); });
 }
 
 PEAT_API peat_status_t peat_signature_rounding_bound_ratio(const peat_signature_t* signature,
                                                            double* out_deterministic, double* out_probabilistic) {
-  return peat::c_call(__func__, [&] {
+  return peat::impl::c_call(__func__, [&] {
     const peat_signature_t s = signature_in(signature, "signature");
-    peat::require_arg(out_deterministic, "out_deterministic");
-    peat::require_arg(out_probabilistic, "out_probabilistic");
+    peat::impl::require_arg(out_deterministic, "out_deterministic");
+    peat::impl::require_arg(out_probabilistic, "out_probabilistic");
     double det = 0, prob = 0;
-    peat::analyzer::rounding_bound_ratio(s, det, prob);
+    peat::impl::analyzer::rounding_bound_ratio(s, det, prob);
     *out_deterministic = det;
     *out_probabilistic = prob;
   });
 }
 
 PEAT_API void peat_aggregator_options_init(peat_aggregator_options_t* options) {
-  if (options) *options = peat::analyzer::default_aggregator_options();
+  if (options) *options = peat::impl::analyzer::default_aggregator_options();
 }
 
 PEAT_API peat_status_t peat_aggregator_create(const peat_aggregator_options_t* options,
                                               peat_aggregator_t** out_aggregator) {
-  return peat::c_call(__func__, [&] {
-    peat::require_arg(out_aggregator, "out_aggregator");
-    const auto opts = peat::read_options(options, "options", peat_aggregator_options_init);
+  return peat::impl::c_call(__func__, [&] {
+    peat::impl::require_arg(out_aggregator, "out_aggregator");
+    const auto opts = peat::impl::read_options(options, "options", peat_aggregator_options_init);
     *out_aggregator = std::make_unique<peat_aggregator>(opts).release();
   });
 }
@@ -154,23 +154,23 @@ PEAT_API void peat_aggregator_destroy(peat_aggregator_t* aggregator) { delete ag
 
 PEAT_API peat_status_t peat_aggregator_add(peat_aggregator_t* aggregator, uint32_t op, int64_t step, uint64_t call,
                                            const peat_signature_t* signature) {
-  return peat::c_call(__func__, [&] {
-    auto& a = peat::deref(aggregator, "aggregator");
+  return peat::impl::c_call(__func__, [&] {
+    auto& a = peat::impl::deref(aggregator, "aggregator");
     a.add(op, step, call, signature_in(signature, "signature"));
   });
 }
 
 PEAT_API peat_status_t peat_aggregator_signature(const peat_aggregator_t* aggregator, uint32_t op,
                                                  peat_signature_t* out) {
-  return peat::c_get_struct(__func__, aggregator, "aggregator", out, [&](auto& a) { return a.signature(op); });
+  return peat::impl::c_get_struct(__func__, aggregator, "aggregator", out, [&](auto& a) { return a.signature(op); });
 }
 
 PEAT_API peat_status_t peat_aggregator_series(const peat_aggregator_t* aggregator, uint32_t op,
                                               peat_series_point_t* points, size_t capacity, size_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    auto& a = peat::deref(aggregator, "aggregator");
+  return peat::impl::c_call(__func__, [&] {
+    auto& a = peat::impl::deref(aggregator, "aggregator");
     if (points == nullptr && capacity > 0)
-      peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'points' is NULL but capacity is {}", capacity);
+      peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'points' is NULL but capacity is {}", capacity);
     const std::size_t n = a.series(op, points, capacity);
     if (out_count) *out_count = n;
   });
@@ -178,25 +178,25 @@ PEAT_API peat_status_t peat_aggregator_series(const peat_aggregator_t* aggregato
 
 PEAT_API peat_status_t peat_aggregator_call_count(const peat_aggregator_t* aggregator, uint32_t op,
                                                   uint64_t* out_count) {
-  return peat::c_get(__func__, aggregator, "aggregator", out_count, "out_count",
+  return peat::impl::c_get(__func__, aggregator, "aggregator", out_count, "out_count",
                      [&](auto& a) { return a.call_count(op); });
 }
 
 PEAT_API void peat_loss_compare_options_init(peat_loss_compare_options_t* options) {
-  if (options) *options = peat::analyzer::default_loss_compare_options();
+  if (options) *options = peat::impl::analyzer::default_loss_compare_options();
 }
 
 PEAT_API peat_status_t peat_compare_loss(const double* golden, const double* candidate, const int64_t* steps,
                                          size_t length, const peat_loss_compare_options_t* options,
                                          peat_loss_comparison_t* out) {
-  return peat::c_call(__func__, [&] {
-    peat::require_struct(out, "out");
+  return peat::impl::c_call(__func__, [&] {
+    peat::impl::require_struct(out, "out");
     if (length > 0) {
-      peat::require_arg(golden, "golden");
-      peat::require_arg(candidate, "candidate");
+      peat::impl::require_arg(golden, "golden");
+      peat::impl::require_arg(candidate, "candidate");
     }
-    const auto opts = peat::read_options(options, "options", peat_loss_compare_options_init);
-    peat::write_versioned(out, peat::analyzer::compare_loss(golden, candidate, steps, length, opts), "out");
+    const auto opts = peat::impl::read_options(options, "options", peat_loss_compare_options_init);
+    peat::impl::write_versioned(out, peat::impl::analyzer::compare_loss(golden, candidate, steps, length, opts), "out");
   });
 }
 
@@ -205,15 +205,15 @@ PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golde
                                                 const peat_signature_config_t* config, peat_tensor_drift_t* out,
                                                 peat_signature_t* out_signatures, size_t capacity,
                                                 size_t* out_count) {
-  return peat::c_call(__func__, [&] {
-    const auto cfg = peat::analyzer::read_config(config);
+  return peat::impl::c_call(__func__, [&] {
+    const auto cfg = peat::impl::analyzer::read_config(config);
     std::string problem;
-    const std::size_t n = peat::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out,
+    const std::size_t n = peat::impl::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out,
                                                               out_signatures, capacity, problem);
     if (out_count) *out_count = n;
     if (capacity < n)
-      peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);
-    if (!problem.empty()) peat::set_last_error(std::string("peat_compare_checkpoints: ") + problem);
+      peat::impl::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);
+    if (!problem.empty()) peat::impl::set_last_error(std::string("peat_compare_checkpoints: ") + problem);
   });
 }
 

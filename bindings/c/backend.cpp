@@ -1,29 +1,29 @@
 // C entry points of peat/backend.h (registry): check, convert, forward.
 #include <peat/backend.h>
 
-#include "backend/backend.hpp"
-#include "barrier.hpp"
+#include "lib/backend/backend.hpp"
+#include "bindings/c/barrier.hpp"
 
 namespace {
-peat_backend_t* as_handle(peat::Backend& backend) { return static_cast<peat_backend_t*>(&backend); }
+peat_backend_t* as_handle(peat::impl::backend::Backend& backend) { return static_cast<peat_backend_t*>(&backend); }
 }  // namespace
 
 extern "C" {
 
 PEAT_API peat_status_t peat_backend_get(const char* name, peat_backend_t** out_backend) {
-  return peat::c_get(__func__, name, "name", out_backend, "out_backend",
-                     [&](auto&) { return as_handle(peat::Registry::instance().get(name)); });
+  return peat::impl::c_get(__func__, name, "name", out_backend, "out_backend",
+                     [&](auto&) { return as_handle(peat::impl::backend::Registry::instance().get(name)); });
 }
 
 PEAT_API peat_status_t peat_backend_load_file(const char* path, peat_backend_t** out_backend) {
-  return peat::c_get(__func__, path, "path", out_backend, "out_backend",
-                     [&](auto&) { return as_handle(peat::Registry::instance().load_file(path)); });
+  return peat::impl::c_get(__func__, path, "path", out_backend, "out_backend",
+                     [&](auto&) { return as_handle(peat::impl::backend::Registry::instance().load_file(path)); });
 }
 
 PEAT_API peat_status_t peat_backend_for_device(int32_t device_type, peat_backend_t** out_backend) {
-  return peat::c_call(__func__, [&] {
-    peat::require_arg(out_backend, "out_backend");
-    *out_backend = as_handle(peat::Registry::instance().for_device(device_type));
+  return peat::impl::c_call(__func__, [&] {
+    peat::impl::require_arg(out_backend, "out_backend");
+    *out_backend = as_handle(peat::impl::backend::Registry::instance().for_device(device_type));
   });
 }
 
@@ -36,12 +36,12 @@ PEAT_API const char* peat_backend_path(const peat_backend_t* backend) {
 }
 
 PEAT_API peat_status_t peat_backend_device_count(const peat_backend_t* backend, int32_t* out_count) {
-  return peat::c_get(__func__, backend, "backend", out_count, "out_count", [](auto& b) { return b.device_count(); });
+  return peat::impl::c_get(__func__, backend, "backend", out_count, "out_count", [](auto& b) { return b.device_count(); });
 }
 
 PEAT_API peat_status_t peat_backend_device_info(const peat_backend_t* backend, int32_t device,
                                                 peat_backend_device_info_t* out) {
-  return peat::c_get_struct(__func__, backend, "backend", out, [&](auto& b) { return b.device_info(device); });
+  return peat::impl::c_get_struct(__func__, backend, "backend", out, [&](auto& b) { return b.device_info(device); });
 }
 
 }  // extern "C"

@@ -1,5 +1,5 @@
 // The exception barrier of the C layer. Every extern "C" entry point runs its
-// body through peat::c_call, which turns peat::Error, std::bad_alloc and any
+// body through peat::impl::c_call, which turns peat::impl::Error, std::bad_alloc and any
 // other exception into a status and the thread's last-error message, prefixed
 // with the function's name. No C++ exception ever crosses the ABI. The
 // argument checks all entry points share sit here too; the versioned-struct
@@ -8,13 +8,13 @@
 
 #include <peat/core.h>
 
-#include "core/error.hpp"
-#include "core/versioned_struct.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
 
 #include <new>
 #include <string_view>
 
-namespace peat {
+namespace peat::impl {
 
 template <typename Body>
 peat_status_t c_call(std::string_view function, Body&& body) noexcept {
@@ -79,4 +79,4 @@ inline void copy_c_string(std::string_view s, char* buffer, std::size_t capacity
   buffer[n] = '\0';
 }
 
-}  // namespace peat
+}  // namespace peat::impl

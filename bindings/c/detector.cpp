@@ -1,10 +1,10 @@
 // C entry points of peat/detector.h: check, convert, forward.
 #include <peat/detector.h>
 
-#include "barrier.hpp"
-#include "analyzer/analyze.hpp"
-#include "detector/detector.hpp"
-#include "detector/op_context.hpp"
+#include "bindings/c/barrier.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/detector/detector.hpp"
+#include "lib/detector/op_context.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -15,7 +15,7 @@ namespace {
 
 void check_size(uint32_t got, size_t want, const char* name) {
   if (got != want)
-    peat::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
+    peat::impl::fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
 }
 
 // A signature by the versioned rule (core/versioned_struct.hpp: this
@@ -24,7 +24,7 @@ void check_size(uint32_t got, size_t want, const char* name) {
 // Detector reads as "absent".
 const peat_signature_t* full_signature(const peat_signature_t* sig, peat_signature_t& buffer, const char* name) {
   if (sig == nullptr) return nullptr;
-  buffer = peat::read_versioned(sig, peat::analyzer::empty_signature(), name);
+  buffer = peat::impl::read_versioned(sig, peat::impl::analyzer::empty_signature(), name);
   return &buffer;
 }
 
@@ -48,14 +48,14 @@ PEAT_API void peat_detection_init(peat_detection_t* detection) {
 
 PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat_detect_context_t* context,
                                    peat_detection_t* out) {
-  return peat::c_call("peat_detect", [&] {
-    peat::require_arg(signature, "signature");
-    peat::require_arg(out, "out");
+  return peat::impl::c_call("peat_detect", [&] {
+    peat::impl::require_arg(signature, "signature");
+    peat::impl::require_arg(out, "out");
     check_size(out->struct_size, sizeof(peat_detection_t), "out");
     out->verdict_count = 0;
     peat_signature_t sig_buf, rerun_buf, ref_buf;
     const peat_signature_t* sig = full_signature(signature, sig_buf, "signature");
-    peat_detect_context_t ctx = peat::read_options(context, "context", peat_detect_context_init);
+    peat_detect_context_t ctx = peat::impl::read_options(context, "context", peat_detect_context_init);
     if (ctx.map != nullptr) check_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
     ctx.rerun = full_signature(ctx.rerun, rerun_buf, "context.rerun");
     ctx.reference = full_signature(ctx.reference, ref_buf, "context.reference");
@@ -63,22 +63,22 @@ PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat
     ctx.rerun_diff = full_signature(ctx.rerun_diff, diff_buf, "context.rerun_diff");
     peat_detection_t result;
     peat_detection_init(&result);
-    peat::detector::detect(*sig, ctx, result);
+    peat::impl::detector::detect(*sig, ctx, result);
     std::memcpy(out, &result, sizeof result);
   });
 }
 
 PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, peat_render_format_t format,
                                              char* buffer, size_t capacity, size_t* out_length) {
-  return peat::c_call("peat_detection_render", [&] {
-    peat::require_arg(detection, "detection");
+  return peat::impl::c_call("peat_detection_render", [&] {
+    peat::impl::require_arg(detection, "detection");
     check_size(detection->struct_size, sizeof(peat_detection_t), "detection");
-    const std::string text = peat::detector::render(*detection, format);
+    const std::string text = peat::impl::detector::render(*detection, format);
     if (out_length != nullptr) *out_length = text.size();
     if (capacity < text.size() + 1)
-      peat::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} bytes needed", capacity,
+      peat::impl::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} bytes needed", capacity,
                  text.size() + 1);
-    peat::require_arg(buffer, "buffer");
+    peat::impl::require_arg(buffer, "buffer");
     std::memcpy(buffer, text.c_str(), text.size() + 1);
   });
 }
@@ -88,7 +88,7 @@ PEAT_API size_t peat_op_family(const char* op, char* out, size_t capacity) {
     if (out != nullptr && capacity > 0) out[0] = '\0';
     return 0;
   }
-  const std::string family = peat::detector::op_family(op);
+  const std::string family = peat::impl::detector::op_family(op);
   if (out != nullptr && capacity > 0) {
     const std::size_t n = std::min(family.size(), capacity - 1);
     std::memcpy(out, family.data(), n);
@@ -101,34 +101,34 @@ PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context,
                                                  const int32_t* input_ndims, const int64_t* const* input_shapes,
                                                  const peat_attr_t* attrs, uint64_t n_attrs, uint64_t output,
                                                  int64_t signature_k) {
-  return peat::c_call(__func__, [&] {
-    peat::require_struct(context, "context");
-    peat::require_arg(op, "op");
+  return peat::impl::c_call(__func__, [&] {
+    peat::impl::require_struct(context, "context");
+    peat::impl::require_arg(op, "op");
     if (n_inputs > 0 && (input_ndims == nullptr || input_shapes == nullptr))
-      peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
-    if (n_attrs > 0 && attrs == nullptr) peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_attrs is {} but attrs is NULL", n_attrs);
-    peat::detector::OpCall call;
+      peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
+    if (n_attrs > 0 && attrs == nullptr) peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "n_attrs is {} but attrs is NULL", n_attrs);
+    peat::impl::detector::OpCall call;
     call.op = op;
     call.output = output;
     for (uint64_t i = 0; i < n_inputs; ++i) {
       if (input_ndims[i] < 0 || (input_ndims[i] > 0 && input_shapes[i] == nullptr))
-        peat::fail(PEAT_STATUS_INVALID_ARGUMENT, "input {}: ndim {} with shape {}", i, input_ndims[i],
+        peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "input {}: ndim {} with shape {}", i, input_ndims[i],
                    input_shapes[i] ? "set" : "NULL");
       call.inputs.emplace_back(input_shapes[i], static_cast<std::size_t>(input_ndims[i]));
     }
     call.attrs = std::span<const peat_attr_t>(attrs, n_attrs);
-    const auto ctx = peat::detector::infer_op_context(call, signature_k);
-    peat::update_versioned(context, peat::zeroed_struct<peat_detect_context_t>(), "context", [&](auto& c) {
+    const auto ctx = peat::impl::detector::infer_op_context(call, signature_k);
+    peat::impl::update_versioned(context, peat::impl::zeroed_struct<peat_detect_context_t>(), "context", [&](auto& c) {
       c.op_kind = ctx.kind;
       c.reduction_length = ctx.reduction_length;
     });
   });
 }
 
-PEAT_API const char* peat_op_kind_name(peat_op_kind_t kind) { return peat::detector::op_kind_name(kind); }
+PEAT_API const char* peat_op_kind_name(peat_op_kind_t kind) { return peat::impl::detector::op_kind_name(kind); }
 
 PEAT_API const char* peat_float_format_name(peat_float_format_t format) {
-  return peat::detector::format_name(format);
+  return peat::impl::detector::format_name(format);
 }
 
 }  // extern "C"

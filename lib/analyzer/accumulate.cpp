@@ -1,13 +1,13 @@
 // See accumulate.hpp.
-#include "analyzer/accumulate.hpp"
+#include "lib/analyzer/accumulate.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "analyzer/defaults.hpp"
-#include "analyzer/map.hpp"
-#include "core/tensor_view.hpp"
-#include "core/versioned_struct.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/analyzer/defaults.hpp"
+#include "lib/analyzer/map.hpp"
+#include "lib/core/tensor_view.hpp"
+#include "lib/core/versioned_struct.hpp"
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 void analyze_to(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
                 peat_signature_t* out_signature, peat_spatial_map_t* out_map) {
@@ -69,4 +69,4 @@ void accumulate(const DLTensor* golden, const DLTensor* candidate, const peat_si
   write_versioned(inout_signature, merged, "inout_signature");
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

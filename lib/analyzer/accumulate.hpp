@@ -6,12 +6,12 @@
 
 #include <peat/analyzer.h>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 // Checks every argument first (NULL signature, struct sizes by the versioned
 // rule, map size and overlap with the signature), then analyzes host views
 // and merges into *inout_signature (the caller's prefix) and *inout_map.
-// Nothing is changed when it throws peat::Error.
+// Nothing is changed when it throws peat::impl::Error.
 // peat_analyze: the same checks, then *out_signature (the caller's prefix)
 // and *out_map are overwritten; the signature only once analyze() succeeded.
 void analyze_to(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
@@ -24,4 +24,4 @@ void spatial_shape(const DLTensor* golden, const peat_signature_config_t* config
 void accumulate(const DLTensor* golden, const DLTensor* candidate, const peat_signature_config_t* config,
                 peat_signature_t* inout_signature, peat_spatial_map_t* inout_map);
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -1,12 +1,12 @@
-#include "analyzer/aggregator.hpp"
+#include "lib/analyzer/aggregator.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "analyzer/metrics.hpp"
-#include "core/error.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/analyzer/metrics.hpp"
+#include "lib/core/error.hpp"
 
 #include <algorithm>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 Aggregator::Aggregator(const peat_aggregator_options_t& options) : options_(options) {
   if (options.max_ops < 1 || options.max_ops > (1u << 20))
@@ -77,4 +77,4 @@ uint64_t Aggregator::call_count(uint32_t op) const {
   return ops_[op] ? ops_[op]->calls : 0;
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 class Aggregator {
  public:
@@ -36,8 +36,8 @@ class Aggregator {
   std::vector<std::unique_ptr<OpState>> ops_;  // created on first add
 };
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer
 
-struct peat_aggregator : peat::analyzer::Aggregator {
-  using peat::analyzer::Aggregator::Aggregator;
+struct peat_aggregator : peat::impl::analyzer::Aggregator {
+  using peat::impl::analyzer::Aggregator::Aggregator;
 };

@@ -8,16 +8,16 @@
 // the number of threads. Per element, the hot loop calls
 // peat::hd::classify_pair (backends/common/signature_element.h), the same
 // function the GPU kernels call.
-#include "analyzer/analyze.hpp"
+#include "lib/analyzer/analyze.hpp"
 
-#include "analyzer/exact_acc.hpp"
-#include "analyzer/map.hpp"
-#include "analyzer/simd_f32.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "lib/analyzer/exact_acc.hpp"
+#include "lib/analyzer/map.hpp"
+#include "lib/analyzer/simd_f32.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
 
-#include "signature_element.h"
-#include "signature_plan.hpp"
+#include "backends/common/signature_element.h"
+#include "backends/common/signature_plan.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -30,7 +30,7 @@
 #include <limits>
 #include <vector>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 16;
@@ -538,4 +538,4 @@ void merge(peat_signature_t& into, const peat_signature_t& from) {
   hd::merge_signature_data(into, from);
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

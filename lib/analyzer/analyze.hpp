@@ -1,15 +1,15 @@
 // The analyzer's internal C++ entry points: the signature of a (golden,
 // candidate) pair on the CPU, merging, and the spatial map. The C layer
 // (bindings/c/analyzer.cpp) and other objects (the injector's playback and
-// runtime comparison) call these; they throw peat::Error.
+// runtime comparison) call these; they throw peat::impl::Error.
 #pragma once
 
 #include <peat/analyzer.h>
 
-#include "core/dtype.hpp"
-#include "core/tensor_view.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/tensor_view.hpp"
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 // The config with every default resolved against the golden dtype (rtol/atol,
 // unit roundoff, ratio threshold, spatial view). Throws INVALID_ARGUMENT for
@@ -40,7 +40,7 @@ void default_tolerance(Float f, double& rtol, double& atol);
 // rebuilt: geometry from the config, counts cleared, library-owned buffers
 // allocated where the pointers are NULL (see peat_spatial_map_t). `config`
 // is a full-size struct (read at the C boundary with read_options). Both
-// views must be host memory. Throws peat::Error (SHAPE_MISMATCH, UNSUPPORTED,
+// views must be host memory. Throws peat::impl::Error (SHAPE_MISMATCH, UNSUPPORTED,
 // INVALID_ARGUMENT, BUFFER_TOO_SMALL).
 void analyze(const TensorView& golden, const TensorView& candidate, const peat_signature_config_t& config,
              peat_signature_t& out, peat_spatial_map_t* map /* may be null */);
@@ -70,4 +70,4 @@ peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* c
                                        struct peat_signature* inout_signature,
                                        struct peat_spatial_map* inout_map, void* stream) noexcept;
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

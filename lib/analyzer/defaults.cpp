@@ -1,9 +1,9 @@
 // Defaults of the analyzer's C structs (see defaults.hpp).
-#include "analyzer/defaults.hpp"
+#include "lib/analyzer/defaults.hpp"
 
-#include "core/versioned_struct.hpp"
+#include "lib/core/versioned_struct.hpp"
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 peat_signature_config_t default_config() noexcept {
   auto c = zeroed_struct<peat_signature_config_t>();
@@ -50,4 +50,4 @@ peat_signature_config_t read_config(const peat_signature_config_t* config, const
   return read_options(config, name, [](peat_signature_config_t* c) { *c = default_config(); });
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

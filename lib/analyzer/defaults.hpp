@@ -5,7 +5,7 @@
 
 #include <peat/analyzer.h>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 peat_signature_config_t default_config() noexcept;
 peat_spatial_map_t empty_map() noexcept;
@@ -16,4 +16,4 @@ peat_noise_band_options_t default_noise_band_options() noexcept;
 // Reads the caller's (possibly older, NULL = defaults) config.
 peat_signature_config_t read_config(const peat_signature_config_t* config, const char* name = "config");
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -7,12 +7,12 @@
 // value does not depend on the order of the adds.
 #pragma once
 
-#include "exact_sum.h"
+#include "backends/common/exact_sum.h"
 
 #include <cstdint>
 #include <cstring>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 struct ExactAcc {
   int64_t limb[hd::kExactDigits];
@@ -85,4 +85,4 @@ struct ExactAcc {
   }
 };
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

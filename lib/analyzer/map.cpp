@@ -1,13 +1,13 @@
-#include "analyzer/map.hpp"
+#include "lib/analyzer/map.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 namespace {
 
 // Library-owned buffers of a map (peat_spatial_map_t::owned).
@@ -257,4 +257,4 @@ void merge_map(peat_spatial_map_t& into, const peat_spatial_map_t& from) {
   map_partial_store(merged, into);
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

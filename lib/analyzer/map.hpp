@@ -10,12 +10,12 @@
 
 #include <peat/analyzer.h>
 
-#include "analyzer/analyze.hpp"
+#include "lib/analyzer/analyze.hpp"
 
 #include <cstddef>
 #include <cstdint>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 struct MapPartial {
   uint64_t lane32[PEAT_SPATIAL_LANES_32] = {};
@@ -83,7 +83,7 @@ MapPartial map_partial_load(const peat_spatial_map_t& map) noexcept;
 // Checks struct_size, sets the geometry from `cfg`, provides the buffers
 // (library-owned where NULL, capacity-checked where caller-provided), checks
 // that the buffers overlap neither each other, the map, nor [avoid, avoid +
-// avoid_size), and clears all counts. Throws peat::Error.
+// avoid_size), and clears all counts. Throws peat::impl::Error.
 void prepare_map(peat_spatial_map_t& map, const ResolvedConfig& cfg, const void* avoid, std::size_t avoid_size);
 
 // Throws INVALID_ARGUMENT when the map's current buffers (for its current
@@ -93,4 +93,4 @@ void check_map_overlap(const peat_spatial_map_t& map, const void* avoid, std::si
 // Throws VERSION_MISMATCH unless map.struct_size is this library's size.
 void check_map_size(const peat_spatial_map_t& map, const char* what);
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

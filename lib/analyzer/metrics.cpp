@@ -1,13 +1,13 @@
-#include "analyzer/metrics.hpp"
+#include "lib/analyzer/metrics.hpp"
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 double rmse(const peat_signature_t& s) noexcept {
   if (s.finite_count == 0) return 0;
@@ -75,4 +75,4 @@ void rounding_bound_ratio(const peat_signature_t& s, double& deterministic, doub
   probabilistic = relative_l2(s) / (std::sqrt(2 * k) * u);
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -3,9 +3,9 @@
 
 #include <peat/analyzer.h>
 
-#include "analyzer/sums.hpp"
+#include "lib/analyzer/sums.hpp"
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 double rmse(const peat_signature_t& s) noexcept;
 double relative_l2(const peat_signature_t& s) noexcept;
@@ -17,4 +17,4 @@ double effective_mantissa_bits(const peat_signature_t& s, double quantile);
 // Throws BAD_STATE when K is unknown or K u >= 1.
 void rounding_bound_ratio(const peat_signature_t& s, double& deterministic, double& probabilistic);
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -1,12 +1,12 @@
-#include "analyzer/noise_band.hpp"
+#include "lib/analyzer/noise_band.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 namespace {
 
@@ -135,4 +135,4 @@ peat_impact_t NoiseBand::judge(const double* loss, std::size_t length, const int
   return r;
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

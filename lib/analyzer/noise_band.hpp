@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 class NoiseBand {
  public:
@@ -39,8 +39,8 @@ class NoiseBand {
 // stay inside the windows they touch.
 std::vector<double> moving_average(const double* v, std::size_t length, std::size_t window);
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer
 
-struct peat_noise_band : peat::analyzer::NoiseBand {
-  using peat::analyzer::NoiseBand::NoiseBand;
+struct peat_noise_band : peat::impl::analyzer::NoiseBand {
+  using peat::impl::analyzer::NoiseBand::NoiseBand;
 };

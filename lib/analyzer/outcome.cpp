@@ -1,8 +1,8 @@
-#include "analyzer/outcome.hpp"
+#include "lib/analyzer/outcome.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "core/error.hpp"
-#include "core/tensor_view.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/tensor_view.hpp"
 
 #include <cmath>
 #include <limits>
@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 peat_loss_comparison_t compare_loss(const double* golden, const double* candidate, const int64_t* steps,
                                     std::size_t length, const peat_loss_compare_options_t& options) {
@@ -152,4 +152,4 @@ std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n
   return total;
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 // See peat_compare_loss. Throws INVALID_ARGUMENT for bad options / length.
 peat_loss_comparison_t compare_loss(const double* golden, const double* candidate, const int64_t* steps,
@@ -23,4 +23,4 @@ std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n
                                 peat_signature_t* out_signatures, std::size_t capacity,
                                 std::string& first_problem);
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -11,10 +11,10 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "analyzer/simd_f32.hpp"
+#include "lib/analyzer/simd_f32.hpp"
 
-#include "analyzer/exact_acc.hpp"
-#include "signature_element.h"
+#include "lib/analyzer/exact_acc.hpp"
+#include "backends/common/signature_element.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,7 +27,7 @@
 #endif
 
 HWY_BEFORE_NAMESPACE();
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -644,11 +644,11 @@ int64_t F16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, 
 int64_t F32Lanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 HWY_EXPORT(F32Fast);
 HWY_EXPORT(BF16Fast);
 HWY_EXPORT(F16Fast);
@@ -670,5 +670,5 @@ int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0
 }
 
 int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer
 #endif

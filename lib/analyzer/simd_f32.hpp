@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 struct ExactAcc;  // exact_acc.hpp
 
@@ -70,4 +70,4 @@ int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0
 // Number of f32 lanes of the target the fast paths dispatch to.
 int64_t f32_fast_lanes();
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -1,11 +1,11 @@
-#include "analyzer/sums.hpp"
+#include "lib/analyzer/sums.hpp"
 
-#include "exact_sum.h"
+#include "backends/common/exact_sum.h"
 
 #include <cmath>
 #include <cstring>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 namespace {
 
 // Double-double helpers (error-free transformations).
@@ -61,4 +61,4 @@ peat_signature_sums_t sums_of(const peat_signature_t& s) noexcept {
   return out;
 }
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

@@ -5,7 +5,7 @@
 
 #include <peat/analyzer.h>
 
-namespace peat::analyzer {
+namespace peat::impl::analyzer {
 
 // The exact sum rounded to the nearest double (NaN/Inf per peat_exact_sum_value).
 double sum_value(const peat_exact_sum_t& s) noexcept;
@@ -14,4 +14,4 @@ double sum_value(const peat_exact_sum_t& s) noexcept;
 // struct_size is set).
 peat_signature_sums_t sums_of(const peat_signature_t& s) noexcept;
 
-}  // namespace peat::analyzer
+}  // namespace peat::impl::analyzer

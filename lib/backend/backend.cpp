@@ -1,10 +1,10 @@
-#include "backend/backend.hpp"
+#include "lib/backend/backend.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <fmt/format.h>
 
-namespace peat {
+namespace peat::impl::backend {
 
 void Backend::check(peat_status_t status, std::string_view what) const {
   if (status == PEAT_STATUS_OK) return;
@@ -56,4 +56,4 @@ std::string validate_table(const peat_backend_api_t* api, uint32_t abi_major) {
   return {};
 }
 
-}  // namespace peat
+}  // namespace peat::impl::backend

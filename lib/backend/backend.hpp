@@ -1,5 +1,5 @@
-// peat::Backend wraps one backend's function table (built-in CPU or a plugin);
-// peat::Registry finds, loads, checks and keeps backends for the process.
+// peat::impl::backend::Backend wraps one backend's function table (built-in CPU or a plugin);
+// peat::impl::backend::Registry finds, loads, checks and keeps backends for the process.
 #pragma once
 
 #include <peat/backend.h>
@@ -13,12 +13,12 @@
 
 #include <cstddef>
 
-// True when `backend` (a peat::Backend) has the table entry `field` set.
+// True when `backend` (a peat::impl::backend::Backend) has the table entry `field` set.
 #define PEAT_BACKEND_HAS(backend, field)                                                     \
   ((backend).covers(offsetof(peat_backend_api_t, field) + sizeof(peat_backend_api_t::field)) && \
    (backend).api().field != nullptr)
 
-namespace peat {
+namespace peat::impl::backend {
 
 class Backend {
  public:
@@ -28,7 +28,7 @@ class Backend {
   const char* name() const noexcept { return api_->name; }
   const std::string& path() const noexcept { return path_; }
 
-  // Throws peat::Error carrying the plugin's own message when `status` is not OK.
+  // Throws peat::impl::Error carrying the plugin's own message when `status` is not OK.
   void check(peat_status_t status, std::string_view what) const;
 
   int32_t device_count() const;
@@ -75,8 +75,8 @@ const peat_backend_api_t* cpu_backend_table() noexcept;
 // implement for it.
 void cpu_backend_set_error(std::string message) noexcept;
 
-}  // namespace peat
+}  // namespace peat::impl::backend
 
-struct peat_backend : peat::Backend {
-  using peat::Backend::Backend;
+struct peat_backend : peat::impl::backend::Backend {
+  using peat::impl::backend::Backend::Backend;
 };

@@ -1,9 +1,9 @@
 // The built-in CPU backend: host memory, and the numeric entries implemented by
 // the analyzer and injector over oneTBB. It fills the same table a plugin does,
 // so the conformance tests treat it like any other backend.
-#include "backend/backend.hpp"
-#include "analyzer/analyze.hpp"
-#include "injector/inject.hpp"
+#include "lib/backend/backend.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/injector/inject.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-namespace peat {
+namespace peat::impl::backend {
 namespace {
 
 thread_local std::string t_cpu_error;
@@ -144,4 +144,4 @@ const peat_backend_api_t* cpu_backend_table() noexcept { return &kCpuTable; }
 
 void cpu_backend_set_error(std::string message) noexcept { t_cpu_error = std::move(message); }
 
-}  // namespace peat
+}  // namespace peat::impl::backend

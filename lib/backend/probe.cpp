@@ -1,9 +1,9 @@
 // See probe.hpp. The child reports through a pipe: the empty string when the
 // table is usable, the refusal reason otherwise. Anything else (a signal, an
 // exit before reporting, silence past the limit) is the crash we guard against.
-#include "backend/probe.hpp"
+#include "lib/backend/probe.hpp"
 
-#include "backend/backend.hpp"
+#include "lib/backend/backend.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace peat {
+namespace peat::impl::backend {
 
 namespace {
 
@@ -104,4 +104,4 @@ std::string probe_plugin(const std::string& path) {
   return report.substr(1);
 }
 
-}  // namespace peat
+}  // namespace peat::impl::backend

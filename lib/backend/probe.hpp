@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace peat {
+namespace peat::impl::backend {
 
 // Opens `path` in a forked child, calls its entry point and checks the table
 // (validate_table). Returns "" when the plugin passed, or why it is refused
@@ -13,4 +13,4 @@ namespace peat {
 // (returns "") when the environment sets PEAT_BACKEND_PROBE=0.
 std::string probe_plugin(const std::string& path);
 
-}  // namespace peat
+}  // namespace peat::impl::backend

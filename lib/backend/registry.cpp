@@ -2,10 +2,10 @@
 // Plugins are opened RTLD_NOW | RTLD_LOCAL (unresolved symbols fail at open,
 // not mid-run; their symbols never leak into the process) and are never
 // closed, so tables and names they return stay valid for the process.
-#include "backend/backend.hpp"
-#include "backend/probe.hpp"
+#include "lib/backend/backend.hpp"
+#include "lib/backend/probe.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace peat {
+namespace peat::impl::backend {
 
 namespace {
 
@@ -145,4 +145,4 @@ Backend& Registry::for_device(int32_t device_type) {
   fail(PEAT_STATUS_UNSUPPORTED, "no loaded backend serves DLPack device type {}", device_type);
 }
 
-}  // namespace peat
+}  // namespace peat::impl::backend

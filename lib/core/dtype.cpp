@@ -1,10 +1,10 @@
-#include "core/dtype.hpp"
+#include "lib/core/dtype.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <array>
 
-namespace peat {
+namespace peat::impl {
 namespace {
 
 struct NamedType {
@@ -73,4 +73,4 @@ const char* float_name(Float f) noexcept {
   return "unknown";
 }
 
-}  // namespace peat
+}  // namespace peat::impl

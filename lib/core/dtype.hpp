@@ -1,5 +1,5 @@
 // The element types PEAT works on, as a small C++ enum derived from DLPack's
-// DLDataType. Numeric parts switch on peat::Float to pick a template instance.
+// DLDataType. Numeric parts switch on peat::impl::Float to pick a template instance.
 #pragma once
 
 #include <peat/core.h>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace peat {
+namespace peat::impl {
 
 enum class Float { F16, BF16, F32, F64 };
 
@@ -52,4 +52,4 @@ constexpr std::size_t float_size(Float f) {
 }
 const char* float_name(Float f) noexcept;
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -1,4 +1,4 @@
-// peat::Error — the one exception type the C++ core throws. The C layer
+// peat::impl::Error — the one exception type the C++ core throws. The C layer
 // (its exception barrier, c_call) turns it into a peat_status_t plus the thread's
 // last-error message; nothing else in the library reports errors.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-namespace peat {
+namespace peat::impl {
 
 class Error : public std::runtime_error {
  public:
@@ -23,7 +23,7 @@ class Error : public std::runtime_error {
   peat_status_t status_;
 };
 
-// Throws peat::Error with a fmt-formatted message.
+// Throws peat::impl::Error with a fmt-formatted message.
 template <typename... Args>
 [[noreturn]] void fail(peat_status_t status, fmt::format_string<Args...> format, Args&&... args) {
   throw Error(status, fmt::format(format, std::forward<Args>(args)...));
@@ -34,4 +34,4 @@ void set_last_error(std::string message);
 const char* last_error() noexcept;
 void clear_last_error() noexcept;
 
-}  // namespace peat
+}  // namespace peat::impl

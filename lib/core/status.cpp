@@ -1,6 +1,6 @@
-#include "core/status.hpp"
+#include "lib/core/status.hpp"
 
-namespace peat {
+namespace peat::impl {
 
 const char* status_name(peat_status_t status) noexcept {
   switch (status) {
@@ -24,4 +24,4 @@ const char* status_name(peat_status_t status) noexcept {
   }
 }
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -2,6 +2,6 @@
 #pragma once
 #include <peat/core.h>
 
-namespace peat {
+namespace peat::impl {
 const char* status_name(peat_status_t status) noexcept;
 }

@@ -1,9 +1,9 @@
-#include "core/strided_copy.hpp"
+#include "lib/core/strided_copy.hpp"
 
 #include <array>
 #include <cstring>
 
-namespace peat {
+namespace peat::impl {
 
 namespace {
 
@@ -114,4 +114,4 @@ void scatter_strided(const std::byte* compact, int ndim, const int64_t* shape, c
   copy<false>(first, const_cast<std::byte*>(compact), ndim, shape, strides, numel, es);
 }
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace peat {
+namespace peat::impl {
 
 // The element offsets, relative to the first element (index 0 in every
 // dimension), of the lowest and highest addressed elements of a layout with
@@ -38,4 +38,4 @@ void gather_strided(const std::byte* first, int ndim, const int64_t* shape, cons
 void scatter_strided(const std::byte* compact, int ndim, const int64_t* shape, const int64_t* strides,
                      int64_t numel, std::size_t es, std::byte* first) noexcept;
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -1,14 +1,14 @@
-#include "core/tensor_view.hpp"
+#include "lib/core/tensor_view.hpp"
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
 
 #include <fmt/ranges.h>
 
 #include <limits>
 #include <span>
 
-namespace peat {
+namespace peat::impl {
 
 TensorView make_view(const DLTensor* tensor, std::string_view what) {
   if (tensor == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: tensor is NULL", what);
@@ -63,4 +63,4 @@ void require_same_shape(const TensorView& a, std::string_view a_name, const Tens
        fmt::join(sa, ", "), b_name, fmt::join(sb, ", "));
 }
 
-}  // namespace peat
+}  // namespace peat::impl

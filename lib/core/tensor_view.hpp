@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace peat {
+namespace peat::impl {
 
 constexpr int kMaxDims = 32;
 
@@ -39,11 +39,11 @@ struct TensorView {
 };
 
 // Validates `tensor` (see peat_tensor_numel) and builds its view. `what` names the
-// argument in error messages ("golden", "inputs[2]"). Throws peat::Error.
+// argument in error messages ("golden", "inputs[2]"). Throws peat::impl::Error.
 TensorView make_view(const DLTensor* tensor, std::string_view what);
 
 // Throws SHAPE_MISMATCH unless both views have the same shape.
 void require_same_shape(const TensorView& a, std::string_view a_name, const TensorView& b,
                         std::string_view b_name);
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace peat {
+namespace peat::impl {
 
 // Length of the valid UTF-8 sequence at s[i] (1..4), or 0 when it is not one
 // (bad lead byte, overlong form, surrogate, above U+10FFFF, cut short).
@@ -33,4 +33,4 @@ inline std::size_t utf8_invalid_at(std::string_view s) noexcept {
   return std::string_view::npos;
 }
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -2,8 +2,8 @@
 #pragma once
 #include <peat/core.h>
 
-namespace peat {
+namespace peat::impl {
 constexpr uint32_t kVersionNumber = PEAT_VERSION_NUMBER;
 constexpr uint32_t kAbiVersion = PEAT_ABI_VERSION;
 const char* version_string() noexcept;
-}  // namespace peat
+}  // namespace peat::impl

@@ -17,14 +17,14 @@
 #include <peat/injector.h>
 #include <peat/trace.h>
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 
-namespace peat {
+namespace peat::impl {
 
 // The size of a struct's first released version. A struct that has not grown
 // since then keeps the default, sizeof. Option structs, whose every field has
@@ -150,4 +150,4 @@ void update_versioned(T* inout, const T& defaults, std::string_view name, Update
   write_versioned(inout, value, name);
 }
 
-}  // namespace peat
+}  // namespace peat::impl

@@ -4,19 +4,19 @@
 // least, and the first primary model that holds is ranked first; secondary
 // models that also hold (NONFINITE produced by a flip, the rounding noise a
 // flip sits on) follow it.
-#include "detector/detector.hpp"
+#include "lib/detector/detector.hpp"
 
-#include "analyzer/sums.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "float_bits.h"
+#include "lib/analyzer/sums.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
+#include "backends/common/float_bits.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-namespace peat::detector {
+namespace peat::impl::detector {
 namespace {
 
 constexpr int kUndefined = PEAT_SIGNATURE_REL_UNDEFINED_BUCKET;
@@ -1118,4 +1118,4 @@ const char* format_name(peat_float_format_t format) noexcept {
   }
 }
 
-}  // namespace peat::detector
+}  // namespace peat::impl::detector

@@ -5,9 +5,9 @@
 
 #include <string>
 
-namespace peat::detector {
+namespace peat::impl::detector {
 
-// Checks the inputs (throws peat::Error with the field at fault) and fills
+// Checks the inputs (throws peat::impl::Error with the field at fault) and fills
 // *out. `context` has already been read into a full-size struct.
 void detect(const peat_signature_t& signature, const peat_detect_context_t& context, peat_detection_t& out);
 
@@ -21,4 +21,4 @@ std::string render(const peat_detection_t& detection, peat_render_format_t forma
 const char* op_kind_name(peat_op_kind_t kind) noexcept;
 const char* format_name(peat_float_format_t format) noexcept;
 
-}  // namespace peat::detector
+}  // namespace peat::impl::detector

@@ -1,4 +1,4 @@
-#include "detector/op_context.hpp"
+#include "lib/detector/op_context.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-namespace peat::detector {
+namespace peat::impl::detector {
 
 namespace {
 
@@ -221,4 +221,4 @@ OpContext infer_op_context(const OpCall& call, int64_t signature_k) {
   return ctx;
 }
 
-}  // namespace peat::detector
+}  // namespace peat::impl::detector

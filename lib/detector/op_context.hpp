@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace peat::detector {
+namespace peat::impl::detector {
 
 // Lower case; namespace prefixes ("aten::", "torch.", "nn.functional.", ...),
 // overload or version suffixes (".default", ".out", "_v2", ...) and vendor
@@ -45,4 +45,4 @@ struct OpContext {
 // `signature_k` (the signature's own reduction_length) is > 0.
 OpContext infer_op_context(const OpCall& call, int64_t signature_k = 0);
 
-}  // namespace peat::detector
+}  // namespace peat::impl::detector

@@ -1,15 +1,15 @@
 // Renderers of a detection: a text table, JSON (nlohmann-json, with a schema
 // version) and CSV.
-#include "detector/detector.hpp"
+#include "lib/detector/detector.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <string>
 
-namespace peat::detector {
+namespace peat::impl::detector {
 namespace {
 
 std::string csv_quote(const std::string& s) {
@@ -105,4 +105,4 @@ std::string render(const peat_detection_t& d, peat_render_format_t format) {
   }
 }
 
-}  // namespace peat::detector
+}  // namespace peat::impl::detector

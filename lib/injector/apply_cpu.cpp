@@ -7,22 +7,22 @@
 // the work is split over fixed-size chunks (chunks.hpp), and partial truths
 // are merged in index order, so the tensor and the truth are the same for
 // every thread count.
-#include "injector/inject.hpp"
+#include "lib/injector/inject.hpp"
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "injector/chunks.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
+#include "lib/injector/chunks.hpp"
 
-#include "inject_element.h"
-#include "inject_plan.hpp"
-#include "philox.h"
-#include "precision.h"
+#include "backends/common/inject_element.h"
+#include "backends/common/inject_plan.hpp"
+#include "backends/common/philox.h"
+#include "backends/common/precision.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 namespace {
 
@@ -251,4 +251,4 @@ void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const T
   truth = result.finish(spec, plan.layout.width, tensor.numel, plan.rows, plan.cols, seed, op, call);
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 // Under ThreadSanitizer, oneTBB's runtime (a Debian library, not
 // instrumented) hides the happens-before edges of its task queues, so every
@@ -69,4 +69,4 @@ Result run_chunks(int64_t units, int64_t grain, const Body& body) {
 
 constexpr int64_t kGrainElements = 1 << 14;
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -1,16 +1,16 @@
 // Candidate dispatch: runs what the schedule decides for one op call, keeps the
 // golden result when the candidate fails, compares golden with candidate (or
 // with the injected output) through the analyzer, and logs the firing.
-#include "injector/injector.hpp"
+#include "lib/injector/injector.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "analyzer/defaults.hpp"
-#include "analyzer/sums.hpp"
-#include "backend/backend.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "injector/inject.hpp"
-#include "session/session.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/analyzer/defaults.hpp"
+#include "lib/analyzer/sums.hpp"
+#include "lib/backend/backend.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
+#include "lib/injector/inject.hpp"
+#include "lib/session/session.hpp"
 
 #include <fmt/format.h>
 
@@ -18,7 +18,7 @@
 #include <cstring>
 #include <vector>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 namespace {
 
@@ -32,7 +32,7 @@ class Scratch {
  public:
   explicit Scratch(const DLTensor& like) {
     const TensorView view = make_view(&like, "output");
-    backend_ = &Registry::instance().for_device(like.device.device_type);
+    backend_ = &backend::Registry::instance().for_device(like.device.device_type);
     shape_.assign(like.shape, like.shape + like.ndim);
     tensor_ = DLTensor{};
     tensor_.device = like.device;
@@ -52,7 +52,7 @@ class Scratch {
   DLTensor& tensor() noexcept { return tensor_; }
 
  private:
-  Backend* backend_ = nullptr;
+  backend::Backend* backend_ = nullptr;
   std::vector<int64_t> shape_;
   DLTensor tensor_{};
 };
@@ -68,7 +68,7 @@ void copy_into(const DLTensor& dst, const DLTensor& src) {
     return;
   }
   if (!d.contiguous || !s.contiguous) fail(PEAT_STATUS_UNSUPPORTED, "copying strided device tensors is not supported");
-  Backend& backend = Registry::instance().for_device(d.device.device_type);
+  backend::Backend& backend = backend::Registry::instance().for_device(d.device.device_type);
   backend.check(backend.api().copy(d.base, d.device, s.base, s.device, static_cast<std::size_t>(d.numel) * size, nullptr),
                 "copy");
 }
@@ -330,4 +330,4 @@ void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTen
                                                 session_.op_name(op), call, action_name(action), problem));
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

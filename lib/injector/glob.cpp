@@ -1,10 +1,10 @@
-#include "injector/glob.hpp"
+#include "lib/injector/glob.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <cstddef>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 namespace {
 
@@ -120,4 +120,4 @@ bool glob_match(std::string_view p, std::string_view s) noexcept {
   return pi == p.size();
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

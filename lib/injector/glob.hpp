@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 // Throws INVALID_ARGUMENT naming `what` when `pattern` is malformed: empty,
 // an unterminated '[' set, an empty set "[]", a reversed range "[z-a]", or a
@@ -15,4 +15,4 @@ void validate_glob(std::string_view pattern, std::string_view what);
 // Whether `name` matches the (valid) `pattern` as a whole.
 bool glob_match(std::string_view pattern, std::string_view name) noexcept;
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

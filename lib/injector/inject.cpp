@@ -1,19 +1,19 @@
 // Injection routed by the tensor's device: the CPU backend applies the plan
 // in host memory (apply_cpu.cpp), any other backend through its table's
 // `inject` entry; also the CPU backend's own `inject` slot.
-#include "injector/inject.hpp"
+#include "lib/injector/inject.hpp"
 
-#include "backend/backend.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "injector/chunks.hpp"
+#include "lib/backend/backend.hpp"
+#include "lib/core/dtype.hpp"
+#include "lib/core/error.hpp"
+#include "lib/injector/chunks.hpp"
 
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 namespace {
 
@@ -55,8 +55,8 @@ void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* sou
     require_same_shape(*source_view, "source", view, "tensor");
   }
 
-  Backend& backend = Registry::instance().for_device(view.device.device_type);
-  if (&backend.api() == cpu_backend_table()) {
+  backend::Backend& backend = backend::Registry::instance().for_device(view.device.device_type);
+  if (&backend.api() == backend::cpu_backend_table()) {
     if (source_view) {
       if (!is_host(source_view->device))
         fail(PEAT_STATUS_UNSUPPORTED, "source is on device type {} but tensor is in host memory",
@@ -132,8 +132,8 @@ peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint6
   } catch (...) {
     try { message = "internal error: unknown exception"; } catch (...) {}
   }
-  cpu_backend_set_error(std::move(message));
+  backend::cpu_backend_set_error(std::move(message));
   return status;
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -5,12 +5,12 @@
 
 #include <peat/injector.h>
 
-#include "core/tensor_view.hpp"
+#include "lib/core/tensor_view.hpp"
 
 #include <string>
 #include <string_view>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 // The defaults of peat_inject_spec_init for `kind`.
 peat_inject_spec_t default_spec(peat_inject_kind_t kind) noexcept;
@@ -28,12 +28,12 @@ peat_error_model_t model_of(const peat_inject_spec_t& spec) noexcept;
 
 // Applies `spec` in place to a host tensor (the CPU backend's implementation).
 // `stale` is the view of spec.stale (or nullptr). Fills *truth completely
-// (struct_size = sizeof). Throws peat::Error; the tensor is unchanged on error.
+// (struct_size = sizeof). Throws peat::impl::Error; the tensor is unchanged on error.
 void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const TensorView* stale, uint64_t seed,
                uint32_t op, uint32_t call, peat_inject_truth_t& truth);
 
 // Backend-generic: optionally copies `source` into `tensor`, then applies the
-// spec on the backend serving the tensor's device. Throws peat::Error.
+// spec on the backend serving the tensor's device. Throws peat::impl::Error.
 void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* source, uint64_t seed, uint32_t op,
            uint32_t call, peat_inject_truth_t& truth);
 
@@ -62,4 +62,4 @@ const char* kind_name(peat_inject_kind_t kind) noexcept;
 const char* model_name(peat_error_model_t model) noexcept;
 const char* action_name(peat_action_t action) noexcept;
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -1,18 +1,18 @@
 // The runtime FI scheduler, the candidate registry and the firing log.
 // Dispatch itself is in dispatch.cpp.
-#include "injector/injector.hpp"
+#include "lib/injector/injector.hpp"
 
-#include "core/error.hpp"
-#include "core/status.hpp"
-#include "injector/glob.hpp"
-#include "injector/inject.hpp"
-#include "injector/kernel_symbol.hpp"
-#include "session/session.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/status.hpp"
+#include "lib/injector/glob.hpp"
+#include "lib/injector/inject.hpp"
+#include "lib/injector/kernel_symbol.hpp"
+#include "lib/session/session.hpp"
 
-#include "inject_element.h"
-#include "philox.h"
+#include "backends/common/inject_element.h"
+#include "backends/common/philox.h"
 
-#include "core/versioned_struct.hpp"
+#include "lib/core/versioned_struct.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +20,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 peat_injector_policy_t default_policy() noexcept {
   peat_injector_policy_t p{};
@@ -46,7 +46,7 @@ peat_injector_options_t default_options() noexcept {
   return o;
 }
 
-Injector::Injector(Session& session, const peat_injector_options_t& options)
+Injector::Injector(session::Session& session, const peat_injector_options_t& options)
     : session_(session), max_firings_logged_(options.max_firings_logged) {
   if (max_firings_logged_ < 1 || max_firings_logged_ > (1u << 24))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.max_firings_logged is {}; it must be in [1, 2^24]",
@@ -304,4 +304,4 @@ void Injector::write_log(const std::string& path, bool append_mode) const {
   if (!out) fail(PEAT_STATUS_IO_ERROR, "writing '{}' failed: {}", path, std::strerror(errno));
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

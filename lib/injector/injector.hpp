@@ -1,4 +1,4 @@
-// peat::injector::Injector — the frequency-based runtime FI scheduler, the
+// peat::impl::injector::Injector — the frequency-based runtime FI scheduler, the
 // candidate registry and dispatch, and the firing log (see peat/injector.h).
 //
 // Hot path (decide): the session's per-op counter is incremented, then the
@@ -14,7 +14,7 @@
 #include <peat/analyzer.h>
 #include <peat/injector.h>
 
-#include "core/tensor_view.hpp"
+#include "lib/core/tensor_view.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -25,11 +25,11 @@
 #include <unordered_map>
 #include <vector>
 
-namespace peat {
+namespace peat::impl::session {
 class Session;
 }
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 // The defaults of peat_injector_policy_init and peat_injector_options_init.
 peat_injector_policy_t default_policy() noexcept;
@@ -66,12 +66,12 @@ struct OpPlan {
 
 class Injector {
  public:
-  Injector(Session& session, const peat_injector_options_t& options);
+  Injector(session::Session& session, const peat_injector_options_t& options);
   ~Injector();
   Injector(const Injector&) = delete;
   Injector& operator=(const Injector&) = delete;
 
-  Session& session() const noexcept { return session_; }
+  session::Session& session() const noexcept { return session_; }
 
   uint32_t add_policy(const peat_injector_policy_t& policy);  // throws INVALID_ARGUMENT
   void clear_policies();
@@ -104,7 +104,7 @@ class Injector {
   peat_action_t evaluate(const OpPlan& plan, uint32_t op, uint64_t call, const Policy** fired);
   void append(const peat_firing_t& firing, const peat_signature_t& signature);
 
-  Session& session_;
+  session::Session& session_;
   uint32_t max_firings_logged_;
 
   // Plans by op id: kChunks chunks of kChunkSize slots, allocated on demand.
@@ -137,8 +137,8 @@ class Injector {
   uint64_t dropped_ = 0;
 };
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector
 
-struct peat_injector : peat::injector::Injector {
-  using peat::injector::Injector::Injector;
+struct peat_injector : peat::impl::injector::Injector {
+  using peat::impl::injector::Injector::Injector;
 };

@@ -1,7 +1,7 @@
 // The one dlopen loader of candidate kernels (see kernel_symbol.hpp).
-#include "injector/kernel_symbol.hpp"
+#include "lib/injector/kernel_symbol.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <dlfcn.h>
 
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 KernelSymbol load_kernel_symbol(std::string_view spec) {
   const std::size_t colon = spec.rfind(':');
@@ -43,4 +43,4 @@ void close_kernel_library(void* library) noexcept {
   if (library != nullptr) ::dlclose(library);
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 struct KernelSymbol {
   peat_kernel_fn fn = nullptr;
@@ -22,4 +22,4 @@ KernelSymbol load_kernel_symbol(std::string_view spec);
 // dlclose of a handle from load_kernel_symbol; NULL is a no-op.
 void close_kernel_library(void* library) noexcept;
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -1,6 +1,6 @@
-#include "injector/inject.hpp"
+#include "lib/injector/inject.hpp"
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 const char* kind_name(peat_inject_kind_t kind) noexcept {
   switch (kind) {
@@ -46,4 +46,4 @@ const char* action_name(peat_action_t action) noexcept {
   }
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -1,15 +1,15 @@
 // The injection spec on the CPU side: its defaults, reading and checks (the
-// shared host plan, backends/common/inject_plan.hpp, thrown as peat::Error),
+// shared host plan, backends/common/inject_plan.hpp, thrown as peat::impl::Error),
 // the ground truth's versioned output and the single-value rounding.
-#include "injector/inject.hpp"
+#include "lib/injector/inject.hpp"
 
-#include "core/error.hpp"
-#include "core/versioned_struct.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
 
-#include "inject_plan.hpp"
-#include "precision.h"
+#include "backends/common/inject_plan.hpp"
+#include "backends/common/precision.h"
 
-namespace peat::injector {
+namespace peat::impl::injector {
 
 namespace {
 void check(const Problem& p) {
@@ -50,4 +50,4 @@ double round_value(double value, peat_float_format_t format, peat_rounding_t rou
   return hd::round_to_format(value, f, rounding, saturate);
 }
 
-}  // namespace peat::injector
+}  // namespace peat::impl::injector

@@ -10,18 +10,18 @@
 // order, the order an unpartitioned run collects them in; signatures merge
 // exactly (exact sums), so the merged playback equals the unpartitioned one
 // byte for byte.
-#include "playback/playback.hpp"
+#include "lib/playback/playback.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "core/error.hpp"
-#include "trace/reader.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/core/error.hpp"
+#include "lib/trace/reader.hpp"
 #include "trace/trace_generated.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 namespace {
 
@@ -291,4 +291,4 @@ void Playback::regroup() {
   }
 }
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

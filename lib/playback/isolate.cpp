@@ -1,5 +1,5 @@
 // See isolate.hpp.
-#include "playback/isolate.hpp"
+#include "lib/playback/isolate.hpp"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #include <new>
 #include <cstring>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 namespace {
 
@@ -218,4 +218,4 @@ IsolatedOutcome run_isolated(peat_kernel_fn fn, void* ctx, const DLTensor* input
   return out;
 }
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

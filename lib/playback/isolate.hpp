@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 struct IsolatedOutcome {
   peat_status_t status = PEAT_STATUS_OK;  // OK: the outputs were copied back
@@ -32,4 +32,4 @@ IsolatedOutcome run_isolated(peat_kernel_fn fn, void* ctx, const DLTensor* input
                              DLTensor* outputs, const std::vector<std::size_t>& output_bytes, int32_t n_out,
                              const void* attrs, uint32_t timeout_ms, const std::string& what);
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

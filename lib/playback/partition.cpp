@@ -6,12 +6,12 @@
 // proportional to the bytes a record loads and compares, a contiguous run
 // reads the file forward, and the cut depends only on the index, so every
 // process computes the same one without talking to the others.
-#include "playback/playback.hpp"
+#include "lib/playback/playback.hpp"
 
-#include "core/error.hpp"
-#include "trace/reader.hpp"
+#include "lib/core/error.hpp"
+#include "lib/trace/reader.hpp"
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 namespace {
 
@@ -78,4 +78,4 @@ Playback::Share Playback::share(uint32_t rank) const {
   return s;
 }
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

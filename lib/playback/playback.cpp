@@ -1,21 +1,21 @@
 // Playback FI (see playback.hpp and peat/playback.h).
-#include "playback/playback.hpp"
-#include "playback/isolate.hpp"
-#include "playback/record_context.hpp"
+#include "lib/playback/playback.hpp"
+#include "lib/playback/isolate.hpp"
+#include "lib/playback/record_context.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "analyzer/defaults.hpp"
-#include "core/error.hpp"
-#include "core/strided_copy.hpp"
-#include "core/status.hpp"
-#include "core/tensor_view.hpp"
-#include "core/versioned_struct.hpp"
-#include "detector/detector.hpp"
-#include "injector/kernel_symbol.hpp"
-#include "trace/reader.hpp"
-#include "trace/record.hpp"
+#include "lib/analyzer/analyze.hpp"
+#include "lib/analyzer/defaults.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/strided_copy.hpp"
+#include "lib/core/status.hpp"
+#include "lib/core/tensor_view.hpp"
+#include "lib/core/versioned_struct.hpp"
+#include "lib/detector/detector.hpp"
+#include "lib/injector/kernel_symbol.hpp"
+#include "lib/trace/reader.hpp"
+#include "lib/trace/record.hpp"
 #include "trace/trace_generated.h"
-#include "trace/views.hpp"
+#include "lib/trace/views.hpp"
 
 #include <nlohmann/json.hpp>
 #include <tbb/parallel_pipeline.h>
@@ -29,7 +29,7 @@
 #include <fstream>
 #include <unordered_map>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 namespace {
 
@@ -766,4 +766,4 @@ void Playback::write_jsonl(const std::string& path, bool append) const {
   if (!out) fail(PEAT_STATUS_IO_ERROR, "writing '{}' failed: {}", path, std::strerror(errno));
 }
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

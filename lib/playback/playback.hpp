@@ -1,16 +1,16 @@
-// peat::playback::Playback — replays recorded op invocations of a trace
+// peat::impl::playback::Playback — replays recorded op invocations of a trace
 // through a candidate kernel and compares with the golden outputs
 // (peat/playback.h). Stages: select (the trace reader's filter) -> load
 // (inputs, golden outputs, attributes) -> candidate (once or twice) ->
-// analyze (peat::analyzer::analyze per output) -> collect (results in record
-// order, per-op and per-layer aggregation with peat::analyzer::Aggregator).
+// analyze (peat::impl::analyzer::analyze per output) -> collect (results in record
+// order, per-op and per-layer aggregation with peat::impl::analyzer::Aggregator).
 // Pipelined on oneTBB when the candidate is thread-safe, serial otherwise;
 // the collect stage is serial and in order in both, so results are identical.
 #pragma once
 
 #include <peat/playback.h>
 
-#include "analyzer/aggregator.hpp"
+#include "lib/analyzer/aggregator.hpp"
 
 #include <array>
 #include <cstdint>
@@ -19,11 +19,11 @@
 #include <unordered_map>
 #include <vector>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 class Reader;
 }
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 constexpr int kCompares = 3;  // peat_playback_compare_code values
 
@@ -158,8 +158,8 @@ class Playback {
   std::vector<bool> merged_shares_;  // per partition rank: its results are in results_
 };
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback
 
-struct peat_playback : peat::playback::Playback {
-  using peat::playback::Playback::Playback;
+struct peat_playback : peat::impl::playback::Playback {
+  using peat::impl::playback::Playback::Playback;
 };

@@ -1,11 +1,11 @@
-#include "playback/record_context.hpp"
+#include "lib/playback/record_context.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 #include "trace/trace_generated.h"
 
 #include <span>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 namespace {
 
@@ -44,4 +44,4 @@ detector::OpContext record_op_context(const trace::Reader& reader, uint64_t reco
   return detector::infer_op_context(call, signature_k);
 }
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

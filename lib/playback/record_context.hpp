@@ -6,13 +6,13 @@
 
 #include <peat/trace.h>
 
-#include "detector/op_context.hpp"
-#include "trace/reader.hpp"
+#include "lib/detector/op_context.hpp"
+#include "lib/trace/reader.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 // The attributes of op record `record` as peat_attr_t (pointing into the
 // reader's buffers, valid while it is open). Throws INVALID_ARGUMENT when the
@@ -24,4 +24,4 @@ std::vector<peat_attr_t> record_attrs(const trace::Reader& reader, uint64_t reco
 detector::OpContext record_op_context(const trace::Reader& reader, uint64_t record, uint64_t output,
                                       int64_t signature_k);
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

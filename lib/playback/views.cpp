@@ -1,9 +1,9 @@
 // See views.hpp.
-#include "playback/views.hpp"
+#include "lib/playback/views.hpp"
 
-#include "core/versioned_struct.hpp"
+#include "lib/core/versioned_struct.hpp"
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 peat_playback_options_t default_options() noexcept {
   auto o = zeroed_struct<peat_playback_options_t>();
@@ -59,4 +59,4 @@ peat_playback_group_t group_view(const Group& g, peat_playback_group_kind_t kind
   return out;
 }
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

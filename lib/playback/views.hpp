@@ -4,9 +4,9 @@
 
 #include <peat/playback.h>
 
-#include "playback/playback.hpp"
+#include "lib/playback/playback.hpp"
 
-namespace peat::playback {
+namespace peat::impl::playback {
 
 peat_playback_options_t default_options() noexcept;
 peat_playback_summary_t summary_view(const Summary& s);
@@ -14,4 +14,4 @@ peat_playback_summary_t summary_view(const Summary& s);
 peat_playback_result_t result_view(const Result& r);
 peat_playback_group_t group_view(const Group& g, peat_playback_group_kind_t kind);
 
-}  // namespace peat::playback
+}  // namespace peat::impl::playback

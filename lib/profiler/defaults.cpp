@@ -1,11 +1,11 @@
 // See defaults.hpp.
-#include "profiler/defaults.hpp"
+#include "lib/profiler/defaults.hpp"
 
-#include "core/error.hpp"
-#include "core/versioned_struct.hpp"
-#include "trace/content_index.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
+#include "lib/trace/content_index.hpp"
 
-namespace peat {
+namespace peat::impl::profiler {
 
 peat_profiler_options_t default_profiler_options() noexcept {
   auto o = zeroed_struct<peat_profiler_options_t>();
@@ -75,4 +75,4 @@ OpArgs op_args_from(const peat_op_record_t& r) {
   return args;
 }
 
-}  // namespace peat
+}  // namespace peat::impl::profiler

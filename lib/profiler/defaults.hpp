@@ -5,9 +5,9 @@
 
 #include <peat/profiler.h>
 
-#include "profiler/profiler.hpp"
+#include "lib/profiler/profiler.hpp"
 
-namespace peat {
+namespace peat::impl::profiler {
 
 peat_profiler_options_t default_profiler_options() noexcept;
 // From SampleRule's member defaults (profiler.hpp), the one home of them.
@@ -19,4 +19,4 @@ peat_op_record_t default_op_record() noexcept;
 SampleRule sample_rule_from(const peat_sample_rule_t& rule);
 OpArgs op_args_from(const peat_op_record_t& record);
 
-}  // namespace peat
+}  // namespace peat::impl::profiler

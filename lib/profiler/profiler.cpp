@@ -1,12 +1,12 @@
-#include "profiler/profiler.hpp"
+#include "lib/profiler/profiler.hpp"
 
-#include "backend/backend.hpp"
-#include "core/error.hpp"
-#include "core/strided_copy.hpp"
-#include "core/tensor_view.hpp"
-#include "core/version.hpp"
-#include "session/session.hpp"
-#include "trace/writer.hpp"
+#include "lib/backend/backend.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/strided_copy.hpp"
+#include "lib/core/tensor_view.hpp"
+#include "lib/core/version.hpp"
+#include "lib/session/session.hpp"
+#include "lib/trace/writer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 
 #include <fnmatch.h>
 
-namespace peat {
+namespace peat::impl::profiler {
 
 namespace {
 constexpr int32_t kUndecided = -2;
@@ -89,7 +89,7 @@ struct Profiler::Job {
   }
 };
 
-Profiler::Profiler(Session& session, const peat_profiler_options_t& o)
+Profiler::Profiler(session::Session& session, const peat_profiler_options_t& o)
     : session_(session),
       codec_(o.codec),
       zstd_level_(o.zstd_level),
@@ -288,7 +288,7 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
     }
     return t;
   }
-  Backend& backend = session_.backend();
+  backend::Backend& backend = session_.backend();
   if (backend.api().device_type != dt)
     fail(PEAT_STATUS_UNSUPPORTED, "{}: tensor on device type {} but the session's backend '{}' serves device type {}",
          what, dt, backend.name(), backend.api().device_type);
@@ -751,4 +751,4 @@ peat_profiler_stats_t Profiler::stats() const {
   return s;
 }
 
-}  // namespace peat
+}  // namespace peat::impl::profiler

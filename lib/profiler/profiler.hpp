@@ -1,12 +1,12 @@
-// peat::Profiler — asynchronous recording of a training run into a trace file
+// peat::impl::profiler::Profiler — asynchronous recording of a training run into a trace file
 // (peat/profiler.h). Record calls copy or stage tensors into a bounded queue;
 // oneTBB tasks encode records; one writer thread appends them in call order.
 #pragma once
 
 #include <peat/profiler.h>
 
-#include "trace/content_index.hpp"
-#include "trace/record.hpp"
+#include "lib/trace/content_index.hpp"
+#include "lib/trace/record.hpp"
 
 #include <tbb/task_arena.h>
 
@@ -21,12 +21,16 @@
 #include <thread>
 #include <vector>
 
-namespace peat {
-
+namespace peat::impl::session {
 class Session;
-namespace trace {
+}
+namespace peat::impl::trace {
 class Writer;
 }
+
+namespace peat::impl::profiler {
+
+using session::Session;
 
 struct SampleRule {
   bool record = true;
@@ -68,7 +72,7 @@ struct OpArgs {
 
 class Profiler {
  public:
-  Profiler(Session& session, const peat_profiler_options_t& options);  // throws peat::Error
+  Profiler(session::Session& session, const peat_profiler_options_t& options);  // throws peat::impl::Error
   ~Profiler();
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
@@ -87,7 +91,7 @@ class Profiler {
   void flush();
   void close();
   peat_profiler_stats_t stats() const;
-  Session& session() const noexcept { return session_; }
+  session::Session& session() const noexcept { return session_; }
 
  private:
   struct Job;
@@ -115,7 +119,7 @@ class Profiler {
   void writer_loop() noexcept;
   void record_failure(peat_status_t status, const std::string& message);
 
-  Session& session_;
+  session::Session& session_;
   peat_trace_codec_t codec_;
   int zstd_level_;
   uint64_t queue_capacity_;
@@ -186,8 +190,8 @@ class Profiler {
   std::thread writer_thread_;
 };
 
-}  // namespace peat
+}  // namespace peat::impl::profiler
 
-struct peat_profiler : peat::Profiler {
-  using peat::Profiler::Profiler;
+struct peat_profiler : peat::impl::profiler::Profiler {
+  using peat::impl::profiler::Profiler::Profiler;
 };

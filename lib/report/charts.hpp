@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 // Colour `index` of a palette that stays distinguishable when printed.
 const char* palette(std::size_t index);
@@ -63,4 +63,4 @@ std::string heat_map(std::string_view id, std::string_view title, std::size_t ro
                      const std::vector<double>& values, const std::vector<std::string>& row_labels,
                      const std::vector<std::string>& col_labels, std::string_view x_label, bool log_scale);
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

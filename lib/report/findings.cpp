@@ -1,7 +1,7 @@
-#include "report/findings.hpp"
+#include "lib/report/findings.hpp"
 
-#include "detector/detector.hpp"
-#include "report/svg.hpp"
+#include "lib/detector/detector.hpp"
+#include "lib/report/svg.hpp"
 
 #include <peat/injector.h>
 
@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -276,4 +276,4 @@ std::vector<Finding> findings(const Model& model) {
   return out;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -4,12 +4,12 @@
 // it affects, its training impact in band units and one plain sentence.
 #pragma once
 
-#include "report/model.hpp"
+#include "lib/report/model.hpp"
 
 #include <string>
 #include <vector>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 // True for EXACT, ROUNDING and REDUCED_PRECISION (an error's floor).
 bool is_floor_model(int32_t model);
@@ -42,4 +42,4 @@ struct Finding {
 // order), then candidates only the runtime JSON, FI runs or signatures name.
 std::vector<Finding> findings(const Model& model);
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

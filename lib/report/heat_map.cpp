@@ -1,13 +1,13 @@
 // Heat map: XOR bit positions per op, spatial mismatch tiles of a call.
-#include "report/charts.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/svg.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -67,4 +67,4 @@ std::string heat_map(std::string_view id, std::string_view title, std::size_t ro
   return svg.finish();
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,11 +1,11 @@
 // Bar histogram (relative-error and ULP-distance buckets, drift bars).
-#include "report/charts.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/svg.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 const char* palette(std::size_t index) {
   static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
@@ -46,4 +46,4 @@ std::string histogram_chart(std::string_view id, std::string_view title, const s
   return svg.finish();
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,10 +1,10 @@
-#include "report/html_table.hpp"
+#include "lib/report/html_table.hpp"
 
-#include "report/svg.hpp"
+#include "lib/report/svg.hpp"
 
 #include <fmt/format.h>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 HtmlTable::HtmlTable(std::string id, std::vector<std::string> header) : id_(std::move(id)), header_(std::move(header)) {}
 
@@ -31,4 +31,4 @@ std::string HtmlTable::render(std::size_t max_rows) const {
   return out;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 class HtmlTable {
  public:
@@ -22,4 +22,4 @@ class HtmlTable {
   std::vector<std::pair<std::vector<std::string>, std::string>> rows_;
 };
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,16 +1,16 @@
 // Inputs that reach the report through the library rather than files: a
 // finished playback (its per-call verdicts and the detection behind each
 // op output's top model), noise bands and runtime-FI runs.
-#include "report/report.hpp"
+#include "lib/report/report.hpp"
 
-#include "analyzer/noise_band.hpp"
-#include "core/error.hpp"
-#include "playback/playback.hpp"
+#include "lib/analyzer/noise_band.hpp"
+#include "lib/core/error.hpp"
+#include "lib/playback/playback.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -178,4 +178,4 @@ void Report::add_fi_run(FiRun run, const int64_t* steps, double param_drift) {
   model_.fi_runs.push_back(std::move(run));
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

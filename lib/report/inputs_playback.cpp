@@ -1,15 +1,15 @@
 // Reads the JSON lines of peat_playback_write_jsonl: record lines, then op
 // and layer group lines; files with several appended runs give several runs.
-#include "report/report.hpp"
+#include "lib/report/report.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -128,4 +128,4 @@ std::vector<PlaybackRun> read_playback_jsonl(const std::string& path, const std:
   return runs;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

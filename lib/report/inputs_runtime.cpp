@@ -5,16 +5,16 @@
 // loss_window, noise_band_rule), and every runtime-FI run is an entry of
 // candidates[].runtime_fi whose "label" names its curve. Keys the schema does
 // not name are ignored (top-level scalars are listed as facts).
-#include "report/report.hpp"
+#include "lib/report/report.hpp"
 
-#include "core/error.hpp"
-#include "report/svg.hpp"
+#include "lib/core/error.hpp"
+#include "lib/report/svg.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -223,4 +223,4 @@ RuntimeReport read_runtime_json(const std::string& path, const std::string& text
   return r;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,14 +1,14 @@
 // Reads what the report shows of a trace: run metadata, records per kind and
 // op, sizes, steps, scalar series and checkpoints (no tensor payload is read).
-#include "report/report.hpp"
+#include "lib/report/report.hpp"
 
-#include "trace/reader.hpp"
+#include "lib/trace/reader.hpp"
 #include "trace/trace_generated.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
@@ -87,4 +87,4 @@ TraceSummary read_trace_summary(const std::string& path) {
   return t;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

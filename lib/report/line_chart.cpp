@@ -1,6 +1,6 @@
 // Line chart: error over training steps, loss curves with the noise band.
-#include "report/charts.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/svg.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 constexpr std::size_t kMarkedPoints = 60;
@@ -128,4 +128,4 @@ std::string small_multiples(std::string_view id, std::string_view title, const s
   return out;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

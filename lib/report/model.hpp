@@ -6,8 +6,8 @@
 #include <peat/detector.h>
 #include <peat/playback.h>
 
-#include "analyzer/aggregator.hpp"
-#include "analyzer/noise_band.hpp"
+#include "lib/analyzer/aggregator.hpp"
+#include "lib/analyzer/noise_band.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 struct NamedSeries {
   std::string label;
@@ -171,4 +171,4 @@ struct Model {
   std::vector<CandidateMap> candidate_maps;
 };
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,14 +1,14 @@
 // The page: head with the inline style sheet, a table of contents, the
 // sections. No script, no external resource: the file is the whole report.
-#include "report/report.hpp"
-#include "report/sections.hpp"
-#include "report/svg.hpp"
+#include "lib/report/report.hpp"
+#include "lib/report/sections.hpp"
+#include "lib/report/svg.hpp"
 
 #include <peat/core.h>
 
 #include <fmt/format.h>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string render_page(const Model& model) {
   return out;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

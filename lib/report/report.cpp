@@ -1,7 +1,7 @@
-#include "report/report.hpp"
+#include "lib/report/report.hpp"
 
-#include "core/error.hpp"
-#include "trace/format.hpp"
+#include "lib/core/error.hpp"
+#include "lib/trace/format.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -149,4 +149,4 @@ void Report::write_html(const std::string& path) const {
   if (!out) fail(PEAT_STATUS_IO_ERROR, "writing '{}' failed: {}", path, std::strerror(errno));
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

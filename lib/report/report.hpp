@@ -1,23 +1,23 @@
-// peat::report::Report — the builder behind peat_report_t (peat/report.h).
+// peat::impl::report::Report — the builder behind peat_report_t (peat/report.h).
 #pragma once
 
 #include <peat/report.h>
 
-#include "report/model.hpp"
+#include "lib/report/model.hpp"
 
 #include <string>
 
-namespace peat::playback {
+namespace peat::impl::playback {
 class Playback;
 }
 
-namespace peat::report {
+namespace peat::impl::report {
 
 class Report {
  public:
   explicit Report(const peat_report_options_t& options);
 
-  // Each throws peat::Error naming the file and what is wrong; on error the
+  // Each throws peat::impl::Error naming the file and what is wrong; on error the
   // model is unchanged.
   peat_report_input_kind_t add_input(const std::string& path);
   void add_signature(const std::string& source, const std::string& op, int64_t step, uint64_t call,
@@ -44,7 +44,7 @@ class Report {
   Model model_;
 };
 
-// Readers of the three input kinds (inputs_*.cpp); each throws peat::Error.
+// Readers of the three input kinds (inputs_*.cpp); each throws peat::impl::Error.
 TraceSummary read_trace_summary(const std::string& path);
 std::vector<PlaybackRun> read_playback_jsonl(const std::string& path, const std::string& text);
 RuntimeReport read_runtime_json(const std::string& path, const std::string& text);
@@ -55,8 +55,8 @@ SpatialMapCopy copy_map(const std::string& label, const peat_spatial_map_t& map)
 // The page (page.cpp) and its sections (sections_*.cpp).
 std::string render_page(const Model& model);
 
-}  // namespace peat::report
+}  // namespace peat::impl::report
 
-struct peat_report : peat::report::Report {
-  using peat::report::Report::Report;
+struct peat_report : peat::impl::report::Report {
+  using peat::impl::report::Report::Report;
 };

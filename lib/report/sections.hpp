@@ -2,12 +2,12 @@
 // an HTML fragment ("" when it has nothing to show). page.cpp puts them in order.
 #pragma once
 
-#include "report/findings.hpp"
-#include "report/model.hpp"
+#include "lib/report/findings.hpp"
+#include "lib/report/model.hpp"
 
 #include <string>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 // Findings first (sections_findings.cpp).
 std::string section_summary(const Model& model, const std::vector<Finding>& found);
@@ -28,4 +28,4 @@ std::string spatial_map_chart(const SpatialMapCopy& map, const std::string& id);
 // "12.3 MiB" style sizes.
 std::string format_bytes(uint64_t bytes);
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

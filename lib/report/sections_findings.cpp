@@ -3,13 +3,13 @@
 // used, evidence, error over steps as small multiples, the spatial map of the
 // most informative call, loss curves against the measured band), and the
 // training impact of every runtime-FI run.
-#include "report/charts.hpp"
-#include "report/findings.hpp"
-#include "report/html_table.hpp"
-#include "report/sections.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/findings.hpp"
+#include "lib/report/html_table.hpp"
+#include "lib/report/sections.hpp"
+#include "lib/report/svg.hpp"
 
-#include "analyzer/metrics.hpp"
+#include "lib/analyzer/metrics.hpp"
 
 #include <peat/injector.h>
 
@@ -19,7 +19,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -249,4 +249,4 @@ std::string section_impact(const Model& model) {
   return out;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,16 +1,16 @@
 // The runtime reports' top-level facts (inventory) and the checkpoint drift
 // per parameter tensor.
-#include "report/charts.hpp"
-#include "report/html_table.hpp"
-#include "report/sections.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/html_table.hpp"
+#include "lib/report/sections.hpp"
+#include "lib/report/svg.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 std::string section_runtime_facts(const Model& model) {
   std::string out;
@@ -56,4 +56,4 @@ std::string section_drift(const Model& model) {
   return out + t.render(model.max_table_rows);
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,15 +1,15 @@
 // Playback section: per-op figures of each run and its error over training
 // steps (max relative error of every replayed record).
-#include "report/charts.hpp"
-#include "report/html_table.hpp"
-#include "report/sections.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/html_table.hpp"
+#include "lib/report/sections.hpp"
+#include "lib/report/svg.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string section_playback(const Model& model) {
                "outputs); exact calls (error 0) are not drawn on the log scale.</p><div class=\"charts\">" + charts + "</div>";
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

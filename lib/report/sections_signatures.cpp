@@ -2,13 +2,13 @@
 // detector's top verdict, the verdicts' evidence, relative-error and
 // ULP-distance histograms, the XOR bit-position heat map and the per-op error
 // series of the aggregator.
-#include "report/charts.hpp"
-#include "report/html_table.hpp"
-#include "report/sections.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/html_table.hpp"
+#include "lib/report/sections.hpp"
+#include "lib/report/svg.hpp"
 
-#include "analyzer/metrics.hpp"
-#include "detector/detector.hpp"
+#include "lib/analyzer/metrics.hpp"
+#include "lib/detector/detector.hpp"
 
 #include <peat/injector.h>
 
@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 
@@ -185,4 +185,4 @@ std::string section_spatial_map(const Model& model) {
   return spatial_map_chart(*model.worst_map, "chart-spatial-map");
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

@@ -1,12 +1,12 @@
 // Trace section: run metadata, records per kind and op, sizes and codec ratio.
-#include "report/charts.hpp"
-#include "report/html_table.hpp"
-#include "report/sections.hpp"
-#include "report/svg.hpp"
+#include "lib/report/charts.hpp"
+#include "lib/report/html_table.hpp"
+#include "lib/report/sections.hpp"
+#include "lib/report/svg.hpp"
 
 #include <fmt/format.h>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 namespace {
 // The one convention (as peat info and the codec benchmark): encoded / raw.
@@ -58,4 +58,4 @@ std::string section_traces(const Model& model) {
   return out;
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

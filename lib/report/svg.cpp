@@ -1,12 +1,12 @@
-#include "report/svg.hpp"
+#include "lib/report/svg.hpp"
 
-#include "core/utf8.hpp"
+#include "lib/core/utf8.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 std::string escape_html(std::string_view text) {
   std::string out;
@@ -95,4 +95,4 @@ std::string SvgWriter::finish() {
   return std::move(out_);
 }
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

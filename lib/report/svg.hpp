@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace peat::report {
+namespace peat::impl::report {
 
 // Escapes &, <, >, " and ' for HTML text and attribute values; replaces
 // control characters (other than tab and newline) and invalid UTF-8 bytes
@@ -43,4 +43,4 @@ class SvgWriter {
   std::string out_;
 };
 
-}  // namespace peat::report
+}  // namespace peat::impl::report

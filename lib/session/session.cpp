@@ -1,10 +1,10 @@
-#include "session/session.hpp"
+#include "lib/session/session.hpp"
 
-#include "backend/backend.hpp"
-#include "core/error.hpp"
-#include "core/versioned_struct.hpp"
+#include "lib/backend/backend.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
 
-namespace peat {
+namespace peat::impl::session {
 
 namespace {
 constexpr uint32_t kMaxOpsLimit = 1u << 20;
@@ -35,7 +35,7 @@ Session::Session(const peat_session_options_t& options)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.max_ops is {}; it must be in [1, {}]", max_ops_, kMaxOpsLimit);
   if (max_log_entries_ == 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "options.max_log_entries must be > 0");
   const std::string backend_name = (options.backend && *options.backend) ? options.backend : "cpu";
-  backend_ = &Registry::instance().get(backend_name);
+  backend_ = &backend::Registry::instance().get(backend_name);
   counters_ = std::make_unique<std::atomic<uint64_t>[]>(max_ops_);
   for (uint32_t i = 0; i < max_ops_; ++i) counters_[i].store(0, std::memory_order_relaxed);
 }
@@ -94,4 +94,4 @@ LogEntry Session::log_entry(uint64_t index) const {
   return log_[index];
 }
 
-}  // namespace peat
+}  // namespace peat::impl::session

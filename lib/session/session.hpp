@@ -1,4 +1,4 @@
-// peat::Session — the run context behind peat_session_t (see peat/session.h).
+// peat::impl::session::Session — the run context behind peat_session_t (see peat/session.h).
 // Hot-path members (next_call, step, phase) are lock-free; interning and the log
 // take a mutex.
 #pragma once
@@ -16,9 +16,13 @@
 #include <unordered_map>
 #include <vector>
 
-namespace peat {
-
+namespace peat::impl::backend {
 class Backend;
+}
+
+namespace peat::impl::session {
+
+using backend::Backend;
 
 // The defaults of peat_session_options_init.
 peat_session_options_t default_session_options() noexcept;
@@ -30,7 +34,7 @@ struct LogEntry {
 
 class Session {
  public:
-  explicit Session(const peat_session_options_t& options);  // throws peat::Error
+  explicit Session(const peat_session_options_t& options);  // throws peat::impl::Error
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -58,7 +62,7 @@ class Session {
   int32_t rank() const noexcept { return rank_; }
   int32_t world_size() const noexcept { return world_size_; }
   const std::string& run_name() const noexcept { return run_name_; }
-  Backend& backend() const noexcept { return *backend_; }
+  backend::Backend& backend() const noexcept { return *backend_; }
 
   void log(peat_log_level_t level, std::string message);
   uint64_t log_count() const;
@@ -70,7 +74,7 @@ class Session {
   int32_t rank_;
   int32_t world_size_;
   std::string run_name_;
-  Backend* backend_;
+  backend::Backend* backend_;
 
   uint32_t max_ops_;
   std::unique_ptr<std::atomic<uint64_t>[]> counters_;
@@ -88,9 +92,9 @@ class Session {
   uint64_t log_dropped_ = 0;
 };
 
-}  // namespace peat
+}  // namespace peat::impl::session
 
 // The opaque C handle is the C++ object itself.
-struct peat_session : peat::Session {
-  using peat::Session::Session;
+struct peat_session : peat::impl::session::Session {
+  using peat::impl::session::Session::Session;
 };

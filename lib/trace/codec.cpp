@@ -1,6 +1,6 @@
-#include "trace/codec.hpp"
+#include "lib/trace/codec.hpp"
 
-#include "core/error.hpp"
+#include "lib/core/error.hpp"
 
 #include <xxhash.h>
 #include <zstd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 namespace {
 
@@ -95,4 +95,4 @@ const char* decode(peat_trace_codec_t codec, const std::byte* in, std::size_t en
 
 uint64_t checksum(const void* data, std::size_t bytes) noexcept { return XXH3_64bits(data, bytes); }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 // out[b * n + i] = in[i * elem_size + b] for n = bytes / elem_size elements;
 // trailing bytes (bytes % elem_size) are copied as they are.
@@ -20,7 +20,7 @@ void unshuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std
 // Encodes `bytes` bytes of elements of `elem_size` bytes with `codec`
 // (zstd `level` for SHUFFLE_ZSTD); appends the encoded bytes to `out` and
 // returns how many were appended. Thread-safe (per-thread zstd contexts).
-// Throws peat::Error (INVALID_ARGUMENT for an unknown codec, INTERNAL when zstd fails).
+// Throws peat::impl::Error (INVALID_ARGUMENT for an unknown codec, INTERNAL when zstd fails).
 std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
                    std::size_t elem_size, std::vector<std::byte>& out);
 
@@ -36,4 +36,4 @@ std::size_t encoded_bound(peat_trace_codec_t codec, std::size_t raw_bytes) noexc
 // XXH3-64 of a byte range.
 uint64_t checksum(const void* data, std::size_t bytes) noexcept;
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -1,8 +1,8 @@
-#include "trace/content_index.hpp"
+#include "lib/trace/content_index.hpp"
 
 #include <xxhash.h>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 ContentKey content_key(const void* data, std::size_t bytes, DLDataType dtype) noexcept {
   const XXH128_hash_t h = XXH3_128bits(data, bytes);
@@ -51,4 +51,4 @@ void ContentIndex::forget(uint64_t seq) {
   }
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

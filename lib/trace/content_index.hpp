@@ -1,4 +1,4 @@
-// peat::trace::ContentIndex — the writing side's map from tensor contents to
+// peat::impl::trace::ContentIndex — the writing side's map from tensor contents to
 // the stored tensor that holds them (format 1.2, docs/trace-format.md "Tensor
 // references"): a tensor whose decoded bytes are already in the file is
 // written as a reference instead of a second copy.
@@ -11,7 +11,7 @@
 // Not thread-safe: the profiler guards it with its own mutex.
 #pragma once
 
-#include "trace/record.hpp"
+#include "lib/trace/record.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +19,7 @@
 #include <optional>
 #include <unordered_map>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 struct ContentKey {
   uint64_t lo = 0, hi = 0;  // XXH3-128 of the decoded bytes
@@ -66,4 +66,4 @@ class ContentIndex {
   std::unordered_map<ContentKey, std::list<Entry>::iterator, Hash> map_;
 };
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -1,12 +1,12 @@
-#include "trace/copy.hpp"
+#include "lib/trace/copy.hpp"
 
-#include "core/error.hpp"
-#include "trace/writer.hpp"
+#include "lib/core/error.hpp"
+#include "lib/trace/writer.hpp"
 
 #include <algorithm>
 #include <vector>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 namespace {
 
@@ -68,4 +68,4 @@ CopyResult copy_intact(const Reader& reader, const std::string& out_path) {
   return result;
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -2,12 +2,12 @@
 // (peat_trace_copy_intact, `peat verify --recover`).
 #pragma once
 
-#include "trace/reader.hpp"
+#include "lib/trace/reader.hpp"
 
 #include <cstdint>
 #include <string>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 struct CopyResult {
   uint64_t written = 0;
@@ -20,4 +20,4 @@ struct CopyResult {
 // number kept), then a footer. Payloads are checked in bounded memory.
 CopyResult copy_intact(const Reader& reader, const std::string& out_path);
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

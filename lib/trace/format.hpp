@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 // File header: magic[8], u16 major, u16 minor, u32 flags, u32 meta_len,
 // u32 reserved, u64 checksum (XXH3-64 of bytes [0, 24) then the metadata),
@@ -76,4 +76,4 @@ inline uint64_t get_u64(const unsigned char* p) {
   return v;
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -1,11 +1,11 @@
-#include "trace/reader.hpp"
+#include "lib/trace/reader.hpp"
 
-#include "core/error.hpp"
-#include "core/strided_copy.hpp"
-#include "core/utf8.hpp"
-#include "trace/codec.hpp"
-#include "trace/format.hpp"
-#include "trace/record.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/strided_copy.hpp"
+#include "lib/core/utf8.hpp"
+#include "lib/trace/codec.hpp"
+#include "lib/trace/format.hpp"
+#include "lib/trace/record.hpp"
 #include "trace/trace_generated.h"
 
 #include <xxhash.h>
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 namespace {
 
@@ -843,4 +843,4 @@ peat_attr_t attr_view(const fb::Attr& a) noexcept {
   return v;
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

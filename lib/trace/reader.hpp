@@ -1,4 +1,4 @@
-// peat::trace::Reader — opens, checks and reads a trace file (peat/trace.h).
+// peat::impl::trace::Reader — opens, checks and reads a trace file (peat/trace.h).
 // Immutable after construction; every const member is safe to call from
 // several threads (reads use pread).
 #pragma once
@@ -17,7 +17,7 @@ struct RunInfo;
 struct Tensor;
 }  // namespace peat::fb
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 // A recorded attribute as the C API hands it out: pointers into the reader's
 // buffers, valid while the reader is open.
@@ -145,8 +145,8 @@ class Reader {
   Recovery recovery_;
 };
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace
 
-struct peat_trace_reader : peat::trace::Reader {
-  using peat::trace::Reader::Reader;
+struct peat_trace_reader : peat::impl::trace::Reader {
+  using peat::impl::trace::Reader::Reader;
 };

@@ -1,15 +1,15 @@
-#include "trace/record.hpp"
+#include "lib/trace/record.hpp"
 
-#include "core/error.hpp"
-#include "core/utf8.hpp"
-#include "trace/codec.hpp"
-#include "trace/format.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/utf8.hpp"
+#include "lib/trace/codec.hpp"
+#include "lib/trace/format.hpp"
 #include "trace/trace_generated.h"
 
 #include <chrono>
 #include <cstring>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 namespace fbs = ::flatbuffers;
 
@@ -342,4 +342,4 @@ std::vector<std::byte> encode_footer(const std::vector<uint64_t>& offsets, const
   return out;
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 // Where the decoded bytes of a reference tensor are stored (format 1.2):
 // tensor `index` of list `slot` of the record numbered `seq`.
@@ -141,4 +141,4 @@ std::vector<std::byte> encode_footer(const std::vector<uint64_t>& offsets, const
 
 uint64_t now_unix_ns() noexcept;
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -13,7 +13,7 @@
 #include <cstring>
 
 HWY_BEFORE_NAMESPACE();
-namespace peat::trace::HWY_NAMESPACE {
+namespace peat::impl::trace::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // out stream b holds byte b of each of the n elements.
@@ -72,13 +72,13 @@ void Unshuffle4(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_
     for (size_t b = 0; b < 4; ++b) out[4 * i + b] = in[b * n + i];
 }
 
-}  // namespace peat::trace::HWY_NAMESPACE
+}  // namespace peat::impl::trace::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "trace/codec.hpp"
+#include "lib/trace/codec.hpp"
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 HWY_EXPORT(Shuffle2);
 HWY_EXPORT(Shuffle4);
@@ -138,5 +138,5 @@ void unshuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std
   if (bytes > done) std::memcpy(out + done, in + done, bytes - done);
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace
 #endif  // HWY_ONCE

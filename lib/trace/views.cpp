@@ -1,10 +1,10 @@
 // See views.hpp.
-#include "trace/views.hpp"
+#include "lib/trace/views.hpp"
 
-#include "core/error.hpp"
-#include "core/versioned_struct.hpp"
-#include "trace/format.hpp"
-#include "trace/record.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
+#include "lib/trace/format.hpp"
+#include "lib/trace/record.hpp"
 #include "trace/trace_generated.h"
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 namespace {
 
@@ -230,4 +230,4 @@ uint64_t verify_payloads(const Reader& r) {
   return checked;
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

@@ -6,12 +6,12 @@
 
 #include <peat/trace.h>
 
-#include "trace/reader.hpp"
+#include "lib/trace/reader.hpp"
 
 #include <cstdint>
 #include <optional>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 peat_trace_reader_options_t default_reader_options() noexcept;
 peat_trace_filter_t default_filter() noexcept;
@@ -39,4 +39,4 @@ DLManagedTensor* load_owned(const Reader& reader, uint64_t index, peat_trace_slo
 // Checks every tensor payload of the file (bounded memory); returns how many.
 uint64_t verify_payloads(const Reader& reader);
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

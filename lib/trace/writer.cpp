@@ -1,7 +1,7 @@
-#include "trace/writer.hpp"
+#include "lib/trace/writer.hpp"
 
-#include "core/error.hpp"
-#include "trace/format.hpp"
+#include "lib/core/error.hpp"
+#include "lib/trace/format.hpp"
 
 #include <cerrno>
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 Writer::Writer(std::string path, const RunInfoData& info) : path_(std::move(path)) {
   const std::vector<std::byte> header = encode_header(info);  // checks the strings before the file is created
@@ -144,4 +144,4 @@ void Writer::close() {
   if (rc != 0) fail(PEAT_STATUS_IO_ERROR, "{}: closing the trace file failed: {}", path_, std::strerror(errno));
 }
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

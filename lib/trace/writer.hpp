@@ -1,18 +1,18 @@
-// peat::trace::Writer — appends framed records to one trace file and writes
+// peat::impl::trace::Writer — appends framed records to one trace file and writes
 // the footer index on close. Not thread-safe: the profiler's writer thread is
-// its only user. Every failure throws peat::Error(IO_ERROR) naming the file,
+// its only user. Every failure throws peat::impl::Error(IO_ERROR) naming the file,
 // the record number, the byte offset where that record starts and the
 // system's reason.
 #pragma once
 
-#include "trace/record.hpp"
+#include "lib/trace/record.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
-namespace peat::trace {
+namespace peat::impl::trace {
 
 class Writer {
  public:
@@ -70,4 +70,4 @@ class Writer {
   std::vector<uint64_t> seqs_;
 };
 
-}  // namespace peat::trace
+}  // namespace peat::impl::trace

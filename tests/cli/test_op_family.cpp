@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-using namespace peat_cli;
+using namespace peat::cli;
 
 TEST_CASE("op names of one GEMM on several stacks fall into the gemm family") {
   for (const char* name : {"aten::mm", "mm", "cublasSgemm_v2", "gemm", "matmul", "sgemm", "aten::addmm.default",

@@ -18,7 +18,7 @@
 
 namespace {
 
-using namespace peat::trace;
+using namespace peat::impl::trace;
 
 std::vector<std::byte> header() {
   RunInfoData info;

@@ -18,7 +18,7 @@
 
 namespace {
 
-using namespace peat::trace;
+using namespace peat::impl::trace;
 
 // A format 1.0 header: its records carry no sequence number, so a fuzzed
 // record's metadata needs none to reach every accessor of the walk.

@@ -21,7 +21,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using namespace peat::trace;
+using namespace peat::impl::trace;
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-using namespace peat::trace;
+using namespace peat::impl::trace;
 
 namespace {
 
@@ -151,7 +151,7 @@ TEST_CASE("playback: golden kernel against itself gives exact signatures for eve
   const auto ops = make_trace(path, default_specs(), seq_kernel);
   Reader reader(path, reader_options(), false);
   for (const bool pipelined : {false, true}) {
-    peat::playback::Playback pb(reader, options(pipelined));
+    peat::impl::playback::Playback pb(reader, options(pipelined));
     pb.set_candidate(seq_kernel, nullptr, "seq");
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     const auto& s = pb.summary();
@@ -213,7 +213,7 @@ TEST_CASE("playback: filter selects by op glob, step range and phase", "[playbac
     f.phase = c.phase;
     auto o = options();
     o.filter = &f;
-    peat::playback::Playback pb(reader, o);
+    peat::impl::playback::Playback pb(reader, o);
     pb.set_candidate(seq_kernel, nullptr, "seq");
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     const uint64_t expected = count_plain(c.glob, c.lo, c.hi, c.phase);
@@ -231,7 +231,7 @@ TEST_CASE("playback: filter selects by op glob, step range and phase", "[playbac
   f.kinds = 1u << PEAT_TRACE_KIND_SCALAR;
   auto o = options();
   o.filter = &f;
-  CHECK_THROWS_AS(peat::playback::Playback(reader, o), peat::Error);
+  CHECK_THROWS_AS(peat::impl::playback::Playback(reader, o), peat::impl::Error);
 }
 
 TEST_CASE("playback: run twice finds non-determinism and keeps both signatures", "[playback]") {
@@ -240,7 +240,7 @@ TEST_CASE("playback: run twice finds non-determinism and keeps both signatures",
   const auto ops = make_trace(path, default_specs(), seq_kernel);
   Reader reader(path, reader_options(), false);
   {  // deterministic candidate: both runs equal
-    peat::playback::Playback pb(reader, options(false, true));
+    peat::impl::playback::Playback pb(reader, options(false, true));
     pb.set_candidate(seq_kernel, nullptr, "seq");
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     CHECK(pb.summary().nondeterministic == 0);
@@ -250,7 +250,7 @@ TEST_CASE("playback: run twice finds non-determinism and keeps both signatures",
     }
   }
   std::atomic<uint64_t> calls{0};
-  peat::playback::Playback pb(reader, options(false, true));
+  peat::impl::playback::Playback pb(reader, options(false, true));
   pb.set_candidate(flaky_kernel, &calls, "flaky");
   REQUIRE(pb.run() == PEAT_STATUS_OK);
   CHECK(calls.load() == 2 * ops.size());
@@ -269,11 +269,11 @@ TEST_CASE("playback: run twice finds non-determinism and keeps both signatures",
   CHECK(pb.group(PEAT_PLAYBACK_BY_OP, 0).nondeterministic == 8);
   CHECK(pb.group_signature(PEAT_PLAYBACK_BY_OP, 0, 0, PEAT_PLAYBACK_SECOND_VS_FIRST).bitwise_mismatch_count == 8);
   // Without run_twice the second comparisons do not exist.
-  peat::playback::Playback once(reader, options());
+  peat::impl::playback::Playback once(reader, options());
   once.set_candidate(seq_kernel, nullptr, "seq");
   REQUIRE(once.run() == PEAT_STATUS_OK);
   CHECK(once.results()[0].deterministic == -1);
-  CHECK_THROWS_AS(once.result_signature(0, 0, PEAT_PLAYBACK_SECOND_VS_FIRST), peat::Error);
+  CHECK_THROWS_AS(once.result_signature(0, 0, PEAT_PLAYBACK_SECOND_VS_FIRST), peat::impl::Error);
 }
 
 namespace {
@@ -326,12 +326,12 @@ TEST_CASE("playback: the progress callback sees every record and can cancel", "[
     auto o = options(pipelined);
     o.progress = progress_stop_at_3;
     o.progress_user = &seen;
-    peat::playback::Playback pb(reader, o);
+    peat::impl::playback::Playback pb(reader, o);
     pb.set_candidate(seq_kernel, nullptr, "seq");
     try {
       pb.run();
       FAIL("run was not cancelled");
-    } catch (const peat::Error& e) {
+    } catch (const peat::impl::Error& e) {
       CHECK(e.status() == PEAT_STATUS_CANCELLED);
       CHECK(std::string(e.what()).find("after 3 of 12") != std::string::npos);
     }
@@ -351,7 +351,7 @@ TEST_CASE("playback: failing candidates and wrong output shapes are reported per
   for (const bool pipelined : {false, true}) {
     auto o = options(pipelined);
     o.attrs_mode = PEAT_PLAYBACK_ATTRS_LIST;
-    peat::playback::Playback pb(reader, o);
+    peat::impl::playback::Playback pb(reader, o);
     pb.set_candidate(reshaping_kernel, nullptr, "reshaping");
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     CHECK(pb.summary().done == ops.size());
@@ -365,14 +365,14 @@ TEST_CASE("playback: failing candidates and wrong output shapes are reported per
         CHECK(r.message.find("'" + r.op + "'") != std::string::npos);
         CHECK(r.message.find("[1320]") != std::string::npos);
         CHECK(r.message.find("[33, 40]") != std::string::npos);
-        CHECK_THROWS_AS(pb.result_signature(&r - pb.results().data(), 0, PEAT_PLAYBACK_FIRST_VS_GOLDEN), peat::Error);
+        CHECK_THROWS_AS(pb.result_signature(&r - pb.results().data(), 0, PEAT_PLAYBACK_FIRST_VS_GOLDEN), peat::impl::Error);
       } else {
         CHECK(r.status == PEAT_STATUS_OK);
       }
     }
     CHECK(pb.group(PEAT_PLAYBACK_BY_OP, 0).failed == 4);
 
-    peat::playback::Playback failing(reader, o);
+    peat::impl::playback::Playback failing(reader, o);
     failing.set_candidate(failing_kernel, nullptr, "failing");
     REQUIRE(failing.run() == PEAT_STATUS_OK);
     CHECK(failing.summary().failed == 3);
@@ -394,13 +394,13 @@ TEST_CASE("playback: the candidate receives the recorded attributes", "[playback
   auto o = options();
   o.attrs_mode = PEAT_PLAYBACK_ATTRS_LIST;
   o.filter = &f;
-  peat::playback::Playback pb(reader, o);
+  peat::impl::playback::Playback pb(reader, o);
   pb.set_candidate(attrs_kernel, nullptr, "attrs");
   REQUIRE(pb.run() == PEAT_STATUS_OK);
   CHECK(pb.summary().exact == 12);
   // NULL mode: the kernel sees no attributes and fails with 2.
   o.attrs_mode = PEAT_PLAYBACK_ATTRS_NULL;
-  peat::playback::Playback none(reader, o);
+  peat::impl::playback::Playback none(reader, o);
   none.set_candidate(attrs_kernel, nullptr, "attrs");
   REQUIRE(none.run() == PEAT_STATUS_OK);
   CHECK(none.summary().failed == 12);
@@ -411,11 +411,11 @@ TEST_CASE("playback: candidate symbols that cannot be loaded", "[playback]") {
   const auto path = dir.file("t.peat");
   make_trace(path, {{"matmul", "fc1", 0, PEAT_PHASE_FORWARD}}, seq_kernel);
   Reader reader(path, reader_options(), false);
-  peat::playback::Playback pb(reader, options());
+  peat::impl::playback::Playback pb(reader, options());
   const auto status_of = [&](const std::string& spec) -> peat_status_t {
     try {
       pb.set_candidate_symbol(spec, nullptr);
-    } catch (const peat::Error& e) {
+    } catch (const peat::impl::Error& e) {
       return e.status();
     }
     return PEAT_STATUS_OK;
@@ -424,10 +424,10 @@ TEST_CASE("playback: candidate symbols that cannot be loaded", "[playback]") {
   CHECK(status_of("no-colon") == PEAT_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("libx.so:") == PEAT_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("libc.so.6:peat_no_such_symbol_anywhere") == PEAT_STATUS_NOT_FOUND);
-  CHECK_THROWS_AS(pb.run(), peat::Error);  // no candidate yet: BAD_STATE
+  CHECK_THROWS_AS(pb.run(), peat::impl::Error);  // no candidate yet: BAD_STATE
   try {
     pb.run();
-  } catch (const peat::Error& e) {
+  } catch (const peat::impl::Error& e) {
     CHECK(e.status() == PEAT_STATUS_BAD_STATE);
   }
 }
@@ -438,7 +438,7 @@ TEST_CASE("playback: JSON lines hold every record and group", "[playback]") {
   const auto ops = make_trace(path, default_specs(), seq_kernel);
   Reader reader(path, reader_options(), false);
   std::atomic<uint64_t> calls{0};
-  peat::playback::Playback pb(reader, options(false, true));
+  peat::impl::playback::Playback pb(reader, options(false, true));
   pb.set_candidate(flaky_kernel, &calls, "flaky");
   REQUIRE(pb.run() == PEAT_STATUS_OK);
   const auto out = dir.file("r.jsonl");
@@ -461,14 +461,14 @@ TEST_CASE("playback: JSON lines hold every record and group", "[playback]") {
   CHECK(lines[ops.size()]["records"] == 8);
   CHECK(lines[ops.size()]["outputs"][0]["repeat_mismatches"] == 8);
   CHECK(lines[ops.size() + 2]["type"] == "layer");
-  CHECK_THROWS_AS(pb.write_jsonl(dir.file("missing/r.jsonl"), false), peat::Error);
+  CHECK_THROWS_AS(pb.write_jsonl(dir.file("missing/r.jsonl"), false), peat::impl::Error);
 }
 
 #ifdef PEAT_CANDIDATES_LIBRARY
 namespace {
 peat_kernel_fn library_kernel(const std::string& symbol) {
   static std::vector<void*> keep;  // open for the whole test program
-  auto k = peat::injector::load_kernel_symbol(std::string(PEAT_CANDIDATES_LIBRARY) + ":" + symbol);
+  auto k = peat::impl::injector::load_kernel_symbol(std::string(PEAT_CANDIDATES_LIBRARY) + ":" + symbol);
   keep.push_back(k.library);
   return k.fn;
 }
@@ -482,13 +482,13 @@ TEST_CASE("playback: known-defect candidates from libpeat_candidates.so give the
   const std::string lib = PEAT_CANDIDATES_LIBRARY;
 
   {  // the reference against itself, loaded by symbol: exact
-    peat::playback::Playback pb(reader, options(true));
+    peat::impl::playback::Playback pb(reader, options(true));
     pb.set_candidate_symbol(lib + ":peat_gemm_sequential_kernel", nullptr);
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     CHECK(pb.summary().exact == ops.size());
   }
   {  // tile_drop: everything outside the full 32x32 tiles stays zero
-    peat::playback::Playback pb(reader, options(true));
+    peat::impl::playback::Playback pb(reader, options(true));
     pb.set_candidate_symbol(lib + ":peat_cand_tile_drop_kernel", nullptr);
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     const uint64_t dropped = M * N - (M / 32 * 32) * (N / 32 * 32);  // 296
@@ -501,7 +501,7 @@ TEST_CASE("playback: known-defect candidates from libpeat_candidates.so give the
     CHECK(pb.group_signature(PEAT_PLAYBACK_BY_LAYER, 1, 0, PEAT_PLAYBACK_FIRST_VS_GOLDEN).dropped_count == 4 * dropped);
   }
   {  // stuck bit 27 on every 32nd lane: mismatches where golden had that bit clear
-    peat::playback::Playback pb(reader, options(false));
+    peat::impl::playback::Playback pb(reader, options(false));
     pb.set_candidate_symbol(lib + ":peat_cand_stuck_bit27_kernel", nullptr);
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -528,13 +528,13 @@ TEST_CASE("playback: pipelined and serial playback give identical results", "[pl
   const auto ops = make_trace(path, specs, library_kernel("peat_gemm_sequential_kernel"));
   Reader reader(path, reader_options(), false);
   const std::string spec = std::string(PEAT_CANDIDATES_LIBRARY) + ":peat_cand_bf16_kernel";
-  peat::playback::Playback serial(reader, options(false, true));
+  peat::impl::playback::Playback serial(reader, options(false, true));
   serial.set_candidate_symbol(spec, nullptr);
   REQUIRE(serial.run() == PEAT_STATUS_OK);
   auto po = options(true, true);
   po.num_threads = 2;
   po.max_in_flight = 3;
-  peat::playback::Playback piped(reader, po);
+  peat::impl::playback::Playback piped(reader, po);
   piped.set_candidate_symbol(spec, nullptr);
   REQUIRE(piped.run() == PEAT_STATUS_OK);
   REQUIRE(serial.results().size() == ops.size());
@@ -564,7 +564,7 @@ TEST_CASE("playback: a record whose tensors cannot be loaded is reported and pla
   ro.max_tensor_bytes = 3000;
   Reader reader(path, ro, false);
   for (const bool pipelined : {false, true}) {
-    peat::playback::Playback pb(reader, options(pipelined));
+    peat::impl::playback::Playback pb(reader, options(pipelined));
     pb.set_candidate(seq_kernel, nullptr, "seq");
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     CHECK(pb.summary().done == ops.size());
@@ -601,7 +601,7 @@ TEST_CASE("playback: a damaged tensor payload fails its record only", "[playback
   peat_test::write_file(path, bytes);
   Reader reader(path, reader_options(), false);  // payloads are checked at load, not at open
   for (const bool pipelined : {false, true}) {
-    peat::playback::Playback pb(reader, options(pipelined));
+    peat::impl::playback::Playback pb(reader, options(pipelined));
     pb.set_candidate(seq_kernel, nullptr, "seq");
     REQUIRE(pb.run() == PEAT_STATUS_OK);
     CHECK(pb.summary().done == ops.size());

@@ -618,7 +618,7 @@ TEST_CASE("exact sums: reading rounds to nearest, non-finite terms, cancellation
   peat::hd::exact_sum_merge(right.sum_error, left.sum_error);
   CHECK(std::memcmp(&right.sum_error, &one.sum_error, sizeof(one.sum_error)) == 0);
   // The CPU's carry-save accumulator gives the same digits.
-  peat::analyzer::ExactAcc acc;
+  peat::impl::analyzer::ExactAcc acc;
   for (double t : terms) acc.add(t);
   peat_signature_t flushed;
   peat_signature_init(&flushed);
@@ -1121,7 +1121,7 @@ TEST_CASE("checkpoint comparison: per-tensor signature", "[analyzer][outcome]") 
 }
 
 TEST_CASE("CPU backend signature_accumulate slot", "[analyzer][backend]") {
-  const peat_backend_api_t* api = peat::cpu_backend_table();
+  const peat_backend_api_t* api = peat::impl::backend::cpu_backend_table();
   REQUIRE(api->signature_accumulate != nullptr);
   const Tensor g(Fmt::F32, words_of(Fmt::F32, {1, 2, 3, 4})), c(Fmt::F32, words_of(Fmt::F32, {1, 2, 3, 5}));
   peat_signature_t s;
@@ -1226,7 +1226,7 @@ TEST_CASE("device-side accumulate_pair gives the CPU signature", "[analyzer][dev
     // Four "threads", each over a strided subset, merged.
     peat_signature_t parts[4];
     for (auto& p : parts) {
-      p = peat::analyzer::empty_signature();
+      p = peat::impl::analyzer::empty_signature();
       p.golden_dtype = cpu.golden_dtype;
       p.candidate_dtype = cpu.candidate_dtype;
       p.rtol = cpu.rtol;
@@ -1256,7 +1256,7 @@ TEST_CASE("device-side accumulate_pair gives the CPU signature", "[analyzer][dev
       peat::hd::accumulate_pair(parts[i % 4], p, static_cast<int64_t>(i));
     }
     peat_signature_t total = parts[0];
-    for (int k = 1; k < 4; ++k) peat::analyzer::merge(total, parts[k]);
+    for (int k = 1; k < 4; ++k) peat::impl::analyzer::merge(total, parts[k]);
     CHECK(std::memcmp(&total, &cpu, sizeof(total)) == 0);
   }
 }

@@ -250,9 +250,9 @@ TEST_CASE("detector: validate_signature names the inconsistent field", "[detecto
   peat_signature_init(&s);
   s.count = 4;
   s.ulp_hist[0] = s.rel_hist[0] = s.xor_popcount_hist[0] = 4;
-  CHECK_NOTHROW(peat::detector::validate_signature(s, "s"));
+  CHECK_NOTHROW(peat::impl::detector::validate_signature(s, "s"));
   s.value_mismatch_count = 1;  // more value than bitwise mismatches
-  CHECK_THROWS_WITH(peat::detector::validate_signature(s, "s"), Catch::Contains("value_mismatch_count"));
+  CHECK_THROWS_WITH(peat::impl::detector::validate_signature(s, "s"), Catch::Contains("value_mismatch_count"));
 }
 
 TEST_CASE("detector: a mixture that no rule explains is UNKNOWN, scaling by a constant is SCALING", "[detector]") {
@@ -275,10 +275,10 @@ TEST_CASE("detector: renderers give a JSON schema version and one CSV line per v
   Pair p = random_pair(8, 8, 7);
   p.c[9] = NAN;
   const peat_detection_t d = detect(p, context());
-  const std::string json = peat::detector::render(d, PEAT_RENDER_JSON);
+  const std::string json = peat::impl::detector::render(d, PEAT_RENDER_JSON);
   CHECK(json.find("\"schema_version\": 1") != std::string::npos);
   CHECK(json.find("\"model\": \"NONFINITE\"") != std::string::npos);
-  const std::string csv = peat::detector::render(d, PEAT_RENDER_CSV);
+  const std::string csv = peat::impl::detector::render(d, PEAT_RENDER_CSV);
   CHECK(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')) == 1 + d.verdict_count);
-  CHECK_THROWS(peat::detector::render(d, 7));
+  CHECK_THROWS(peat::impl::detector::render(d, 7));
 }

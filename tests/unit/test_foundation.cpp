@@ -9,8 +9,6 @@
 #include "core/versioned_struct.hpp"
 #include "session/session.hpp"
 
-#include <peat/peat.hpp>
-
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -37,8 +35,8 @@ TEST_CASE("TensorView maps linear indices to strided element offsets", "[tensor_
   std::vector<float> buffer(64);
   int64_t shape[3] = {2, 3, 4};
   SECTION("compact tensor is contiguous") {
-    DLTensor t = make_tensor(buffer.data(), peat::make_dtype(kDLFloat, 32), 3, shape);
-    const auto view = peat::make_view(&t, "t");
+    DLTensor t = make_tensor(buffer.data(), peat::impl::make_dtype(kDLFloat, 32), 3, shape);
+    const auto view = peat::impl::make_view(&t, "t");
     CHECK(view.numel == 24);
     CHECK(view.contiguous);
     CHECK(view.offset_of(23) == 23);
@@ -46,8 +44,8 @@ TEST_CASE("TensorView maps linear indices to strided element offsets", "[tensor_
   SECTION("transposed view of a 3x4 matrix") {
     int64_t shape2[2] = {4, 3};
     int64_t strides[2] = {1, 4};
-    DLTensor t = make_tensor(buffer.data(), peat::make_dtype(kDLFloat, 32), 2, shape2, strides);
-    const auto view = peat::make_view(&t, "t");
+    DLTensor t = make_tensor(buffer.data(), peat::impl::make_dtype(kDLFloat, 32), 2, shape2, strides);
+    const auto view = peat::impl::make_view(&t, "t");
     CHECK_FALSE(view.contiguous);
     for (int64_t i = 0; i < 4; ++i)
       for (int64_t j = 0; j < 3; ++j) CHECK(view.offset_of(i * 3 + j) == i + 4 * j);
@@ -55,9 +53,9 @@ TEST_CASE("TensorView maps linear indices to strided element offsets", "[tensor_
   SECTION("negative stride (reversed view) with a byte offset") {
     int64_t shape1[1] = {5};
     int64_t strides[1] = {-1};
-    DLTensor t = make_tensor(buffer.data(), peat::make_dtype(kDLFloat, 32), 1, shape1, strides);
+    DLTensor t = make_tensor(buffer.data(), peat::impl::make_dtype(kDLFloat, 32), 1, shape1, strides);
     t.byte_offset = 4 * 4;  // element 4 is the first element of the view
-    const auto view = peat::make_view(&t, "t");
+    const auto view = peat::impl::make_view(&t, "t");
     CHECK(view.base == reinterpret_cast<std::byte*>(buffer.data() + 4));
     CHECK(view.offset_of(0) == 0);
     CHECK(view.offset_of(4) == -4);
@@ -65,17 +63,17 @@ TEST_CASE("TensorView maps linear indices to strided element offsets", "[tensor_
   SECTION("size-1 dimensions with any stride are still contiguous") {
     int64_t shape2[2] = {1, 8};
     int64_t strides[2] = {999, 1};
-    DLTensor t = make_tensor(buffer.data(), peat::make_dtype(kDLFloat, 32), 2, shape2, strides);
-    CHECK(peat::make_view(&t, "t").contiguous);
+    DLTensor t = make_tensor(buffer.data(), peat::impl::make_dtype(kDLFloat, 32), 2, shape2, strides);
+    CHECK(peat::impl::make_view(&t, "t").contiguous);
   }
   SECTION("mismatched shapes are named in the error") {
     int64_t other[3] = {2, 4, 3};
-    DLTensor a = make_tensor(buffer.data(), peat::make_dtype(kDLFloat, 32), 3, shape);
-    DLTensor b = make_tensor(buffer.data(), peat::make_dtype(kDLFloat, 32), 3, other);
+    DLTensor a = make_tensor(buffer.data(), peat::impl::make_dtype(kDLFloat, 32), 3, shape);
+    DLTensor b = make_tensor(buffer.data(), peat::impl::make_dtype(kDLFloat, 32), 3, other);
     try {
-      peat::require_same_shape(peat::make_view(&a, "golden"), "golden", peat::make_view(&b, "candidate"), "candidate");
+      peat::impl::require_same_shape(peat::impl::make_view(&a, "golden"), "golden", peat::impl::make_view(&b, "candidate"), "candidate");
       FAIL("no error");
-    } catch (const peat::Error& e) {
+    } catch (const peat::impl::Error& e) {
       CHECK(e.status() == PEAT_STATUS_SHAPE_MISMATCH);
       CHECK(std::string(e.what()) == "golden has shape [2, 3, 4] but candidate has shape [2, 4, 3]");
     }
@@ -83,14 +81,14 @@ TEST_CASE("TensorView maps linear indices to strided element offsets", "[tensor_
 }
 
 TEST_CASE("dtype helpers", "[dtype]") {
-  CHECK(peat::float_kind(peat::make_dtype(kDLBfloat, 16)) == peat::Float::BF16);
-  CHECK_FALSE(peat::float_kind(peat::make_dtype(kDLFloat, 8)).has_value());
-  CHECK_FALSE(peat::float_kind(DLDataType{kDLFloat, 32, 2}).has_value());
-  CHECK_THROWS_AS(peat::require_float(peat::make_dtype(kDLInt, 32), "x"), peat::Error);
-  CHECK(peat::mantissa_bits(peat::Float::F16) == 10);
-  CHECK(peat::float_size(peat::Float::F64) == 8);
+  CHECK(peat::impl::float_kind(peat::impl::make_dtype(kDLBfloat, 16)) == peat::impl::Float::BF16);
+  CHECK_FALSE(peat::impl::float_kind(peat::impl::make_dtype(kDLFloat, 8)).has_value());
+  CHECK_FALSE(peat::impl::float_kind(DLDataType{kDLFloat, 32, 2}).has_value());
+  CHECK_THROWS_AS(peat::impl::require_float(peat::impl::make_dtype(kDLInt, 32), "x"), peat::impl::Error);
+  CHECK(peat::impl::mantissa_bits(peat::impl::Float::F16) == 10);
+  CHECK(peat::impl::float_size(peat::impl::Float::F64) == 8);
   for (const char* name : {"f16", "bf16", "f32", "f64", "i8", "u8", "bool"})
-    CHECK(std::string(peat::dtype_name(*peat::dtype_from_name(name))) == name);
+    CHECK(std::string(peat::impl::dtype_name(*peat::impl::dtype_from_name(name))) == name);
 }
 
 namespace {
@@ -103,34 +101,34 @@ void init_v2(OptionsV2* o) { *o = OptionsV2{sizeof(OptionsV2), 1, 2}; }
 }  // namespace
 
 TEST_CASE("read_options accepts older structs and refuses newer ones", "[options]") {
-  CHECK(peat::read_options<OptionsV2>(nullptr, "o", init_v2).b == 2);
+  CHECK(peat::impl::read_options<OptionsV2>(nullptr, "o", init_v2).b == 2);
   OptionsV2 old{offsetof(OptionsV2, b), 7, 99};  // a version-1 caller: b is not theirs
-  const auto read = peat::read_options(&old, "o", init_v2);
+  const auto read = peat::impl::read_options(&old, "o", init_v2);
   CHECK(read.a == 7);
   CHECK(read.b == 2);
   OptionsV2 newer{sizeof(OptionsV2) + 4, 7, 8};
-  CHECK_THROWS_AS(peat::read_options(&newer, "o", init_v2), peat::Error);
+  CHECK_THROWS_AS(peat::impl::read_options(&newer, "o", init_v2), peat::impl::Error);
   OptionsV2 zero{0, 7, 8};
-  CHECK_THROWS_AS(peat::read_options(&zero, "o", init_v2), peat::Error);
+  CHECK_THROWS_AS(peat::impl::read_options(&zero, "o", init_v2), peat::impl::Error);
 }
 
 TEST_CASE("the exception barrier turns every exception into a status and a message", "[barrier]") {
-  CHECK(peat::c_call("f", [] {}) == PEAT_STATUS_OK);
-  CHECK(peat::c_call("f", [] { peat::fail(PEAT_STATUS_NOT_FOUND, "thing {} missing", 3); }) == PEAT_STATUS_NOT_FOUND);
-  CHECK(std::string(peat::last_error()) == "f: thing 3 missing");
-  CHECK(peat::c_call("g", [] { throw std::bad_alloc(); }) == PEAT_STATUS_OUT_OF_MEMORY);
-  CHECK(std::string(peat::last_error()) == "g: out of memory");
-  CHECK(peat::c_call("h", [] { throw std::runtime_error("boom"); }) == PEAT_STATUS_INTERNAL);
-  CHECK(std::string(peat::last_error()) == "h: internal error: boom");
-  CHECK(peat::c_call("i", [] { throw 42; }) == PEAT_STATUS_INTERNAL);
+  CHECK(peat::impl::c_call("f", [] {}) == PEAT_STATUS_OK);
+  CHECK(peat::impl::c_call("f", [] { peat::impl::fail(PEAT_STATUS_NOT_FOUND, "thing {} missing", 3); }) == PEAT_STATUS_NOT_FOUND);
+  CHECK(std::string(peat::impl::last_error()) == "f: thing 3 missing");
+  CHECK(peat::impl::c_call("g", [] { throw std::bad_alloc(); }) == PEAT_STATUS_OUT_OF_MEMORY);
+  CHECK(std::string(peat::impl::last_error()) == "g: out of memory");
+  CHECK(peat::impl::c_call("h", [] { throw std::runtime_error("boom"); }) == PEAT_STATUS_INTERNAL);
+  CHECK(std::string(peat::impl::last_error()) == "h: internal error: boom");
+  CHECK(peat::impl::c_call("i", [] { throw 42; }) == PEAT_STATUS_INTERNAL);
   // The message is per thread.
-  std::thread([] { CHECK(std::string(peat::last_error()).empty()); }).join();
+  std::thread([] { CHECK(std::string(peat::impl::last_error()).empty()); }).join();
 }
 
 TEST_CASE("session counters are exact under concurrent calls", "[session]") {
   peat_session_options_t options;
   peat_session_options_init(&options);
-  peat::Session session(options);
+  peat::impl::session::Session session(options);
   constexpr int kThreads = 8, kCalls = 20000;
   std::vector<std::thread> threads;
   std::vector<std::set<uint64_t>> seen(kThreads);
@@ -156,27 +154,27 @@ TEST_CASE("session counters are exact under concurrent calls", "[session]") {
 TEST_CASE("registry searches PEAT_BACKEND_PATH and falls back past a refused plugin", "[backend]") {
   const std::string dir = PEAT_TEST_PLUGIN_DIR;
   ::setenv("PEAT_BACKEND_PATH", (dir + "/refused:" + dir + "/fallback:" + dir).c_str(), 1);
-  auto& registry = peat::Registry::instance();
+  auto& registry = peat::impl::backend::Registry::instance();
   auto search = registry.search_path();
   REQUIRE(search.size() >= 3);
   CHECK(search[0] == dir + "/refused");
 
   // refused/libpeat-backend-shadowed.so speaks ABI 99; fallback/ has a good one.
-  peat::Backend& shadowed = registry.get("shadowed");
+  peat::impl::backend::Backend& shadowed = registry.get("shadowed");
   CHECK(std::string(shadowed.name()) == "shadowed");
   CHECK(shadowed.path() == dir + "/fallback/libpeat-backend-shadowed.so");
   CHECK(shadowed.device_count() == 2);
   CHECK(PEAT_BACKEND_HAS(shadowed, copy));
   CHECK_FALSE(PEAT_BACKEND_HAS(shadowed, signature_accumulate));
 
-  peat::Backend& testmem = registry.get("testmem");
+  peat::impl::backend::Backend& testmem = registry.get("testmem");
   CHECK(testmem.device_info(1).device_id == 1);
   CHECK(&registry.get("testmem") == &testmem);  // loaded once
 
   try {
     registry.get("wrongabi");
     FAIL("wrong-ABI plugin was accepted");
-  } catch (const peat::Error& e) {
+  } catch (const peat::impl::Error& e) {
     CHECK(e.status() == PEAT_STATUS_UNAVAILABLE);
     CHECK_THAT(e.what(), Catch::Contains("ABI 99") && Catch::Contains("libpeat-backend-wrongabi.so"));
   }
@@ -184,27 +182,27 @@ TEST_CASE("registry searches PEAT_BACKEND_PATH and falls back past a refused plu
   peat_session_options_t options;
   peat_session_options_init(&options);
   options.backend = "testmem";
-  peat::Session session(options);
+  peat::impl::session::Session session(options);
   CHECK(std::string(session.backend().name()) == "testmem");
   ::unsetenv("PEAT_BACKEND_PATH");
 }
 
 TEST_CASE("validate_table names what is wrong", "[backend]") {
-  peat_backend_api_t table = *peat::cpu_backend_table();
-  CHECK(peat::validate_table(&table, PEAT_BACKEND_ABI_MAJOR).empty());
-  CHECK_THAT(peat::validate_table(nullptr, 1), Catch::Contains("NULL"));
+  peat_backend_api_t table = *peat::impl::backend::cpu_backend_table();
+  CHECK(peat::impl::backend::validate_table(&table, PEAT_BACKEND_ABI_MAJOR).empty());
+  CHECK_THAT(peat::impl::backend::validate_table(nullptr, 1), Catch::Contains("NULL"));
   table.struct_size = 16;
-  CHECK_THAT(peat::validate_table(&table, 1), Catch::Contains("struct_size 16"));
-  table = *peat::cpu_backend_table();
+  CHECK_THAT(peat::impl::backend::validate_table(&table, 1), Catch::Contains("struct_size 16"));
+  table = *peat::impl::backend::cpu_backend_table();
   table.alloc = nullptr;
-  CHECK_THAT(peat::validate_table(&table, 1), Catch::Contains("'alloc'"));
-  table = *peat::cpu_backend_table();
+  CHECK_THAT(peat::impl::backend::validate_table(&table, 1), Catch::Contains("'alloc'"));
+  table = *peat::impl::backend::cpu_backend_table();
   table.name = "";
-  CHECK_THAT(peat::validate_table(&table, 1), Catch::Contains("no name"));
+  CHECK_THAT(peat::impl::backend::validate_table(&table, 1), Catch::Contains("no name"));
 }
 
 TEST_CASE("CPU backend memory entries", "[backend]") {
-  const peat_backend_api_t& cpu = *peat::cpu_backend_table();
+  const peat_backend_api_t& cpu = *peat::impl::backend::cpu_backend_table();
   void* p = nullptr;
   REQUIRE(cpu.alloc(0, 1000, &p) == PEAT_STATUS_OK);
   CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
@@ -221,28 +219,4 @@ TEST_CASE("CPU backend memory entries", "[backend]") {
   CHECK(cpu.free(0, p) == PEAT_STATUS_OK);
   CHECK(cpu.alloc(0, SIZE_MAX, &p) == PEAT_STATUS_OUT_OF_MEMORY);
   CHECK(cpu.alloc(3, 8, &p) == PEAT_STATUS_INVALID_ARGUMENT);
-}
-
-TEST_CASE("peat.hpp wraps the C API with RAII and exceptions", "[hpp]") {
-  peat::require_compatible_library();
-  peat::session s;
-  const uint32_t op = s.intern_op("gemm");
-  CHECK(s.next_call(op) == 0);
-  CHECK(s.call_count(op) == 1);
-  CHECK(s.op_name(op) == "gemm");
-  s.set_step(3);
-  CHECK(s.step() == 3);
-  CHECK(std::string(s.get_backend().name()) == "cpu");
-  CHECK(s.get_backend().device_count() == 1);
-  try {
-    s.set_step(-2);
-    FAIL("no exception");
-  } catch (const peat::error& e) {
-    CHECK(e.status() == PEAT_STATUS_INVALID_ARGUMENT);
-    CHECK_THAT(e.what(), Catch::Contains("step -2 is negative"));
-  }
-  peat::session moved = std::move(s);
-  CHECK(moved.get() != nullptr);
-  CHECK(s.get() == nullptr);
-  CHECK_THROWS_AS(peat::backend::get("no-such-backend"), peat::error);
 }

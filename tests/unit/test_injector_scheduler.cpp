@@ -215,7 +215,7 @@ TEST_CASE("decide_call does not move the counter", "[injector][scheduler]") {
 }
 
 TEST_CASE("op-name globs", "[injector][scheduler][glob]") {
-  using peat::injector::glob_match;
+  using peat::impl::injector::glob_match;
   CHECK(glob_match("*", ""));
   CHECK(glob_match("*", "anything"));
   CHECK(glob_match("aten::mm", "aten::mm"));
@@ -236,9 +236,9 @@ TEST_CASE("op-name globs", "[injector][scheduler][glob]") {
   CHECK_FALSE(glob_match("?", ""));
   for (const char* bad : {"[abc", "abc\\", "[]", "[z-a]", "", "x[!"}) {
     INFO(bad);
-    CHECK_THROWS(peat::injector::validate_glob(bad, "pattern"));
+    CHECK_THROWS(peat::impl::injector::validate_glob(bad, "pattern"));
   }
-  CHECK_NOTHROW(peat::injector::validate_glob("a[bc]*?\\[", "pattern"));
+  CHECK_NOTHROW(peat::impl::injector::validate_glob("a[bc]*?\\[", "pattern"));
 }
 
 TEST_CASE("bad policies are refused, naming the field", "[injector][scheduler][errors]") {

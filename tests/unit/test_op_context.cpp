@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-using namespace peat::detector;
+using namespace peat::impl::detector;
 
 namespace {
 

@@ -178,3 +178,27 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   }
   std::remove(path);
 }
+
+TEST_CASE("peat.hpp wraps the C API with RAII and exceptions", "[hpp]") {
+  peat::require_compatible_library();
+  peat::session s;
+  const uint32_t op = s.intern_op("gemm");
+  CHECK(s.next_call(op) == 0);
+  CHECK(s.call_count(op) == 1);
+  CHECK(s.op_name(op) == "gemm");
+  s.set_step(3);
+  CHECK(s.step() == 3);
+  CHECK(std::string(s.get_backend().name()) == "cpu");
+  CHECK(s.get_backend().device_count() == 1);
+  try {
+    s.set_step(-2);
+    FAIL("no exception");
+  } catch (const peat::error& e) {
+    CHECK(e.status() == PEAT_STATUS_INVALID_ARGUMENT);
+    CHECK_THAT(e.what(), Catch::Contains("step -2 is negative"));
+  }
+  peat::session moved = std::move(s);
+  CHECK(moved.get() != nullptr);
+  CHECK(s.get() == nullptr);
+  CHECK_THROWS_AS(peat::backend::get("no-such-backend"), peat::error);
+}

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <string>
 
-using namespace peat::report;
+using namespace peat::impl::report;
 
 namespace {
 
@@ -86,7 +86,7 @@ TEST_CASE("report: playback JSON lines with appended runs give one run each") {
   try {
     read_playback_jsonl("p.jsonl", rec + "\n{broken\n");
     FAIL("no error");
-  } catch (const peat::Error& e) {
+  } catch (const peat::impl::Error& e) {
     CHECK(e.status() == PEAT_STATUS_CORRUPT_DATA);
     CHECK(std::string(e.what()).find("p.jsonl: line 2") != std::string::npos);
   }
@@ -146,10 +146,10 @@ TEST_CASE("report: the runtime reader follows the schema: loss_series by run lab
   CHECK(r.other_runs[0].second.label == "golden order 7");
   REQUIRE(r.drift.size() == 1);
   CHECK(r.drift[0].second[0].relative_l2 == 0.2);
-  CHECK_THROWS_AS(read_runtime_json("r.json", "[1, 2]"), peat::Error);
-  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"checkpoint_drift": {"a": 3}})"), peat::Error);
-  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"loss_series": {"golden": {"steps": [1], "loss": [1, 2]}}})"), peat::Error);
-  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"loss_series": {"golden": ["x", 2]}})"), peat::Error);
+  CHECK_THROWS_AS(read_runtime_json("r.json", "[1, 2]"), peat::impl::Error);
+  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"checkpoint_drift": {"a": 3}})"), peat::impl::Error);
+  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"loss_series": {"golden": {"steps": [1], "loss": [1, 2]}}})"), peat::impl::Error);
+  CHECK_THROWS_AS(read_runtime_json("r.json", R"({"loss_series": {"golden": ["x", 2]}})"), peat::impl::Error);
 }
 
 TEST_CASE("report: charts keep their series limit and bounded sizes") {
@@ -195,7 +195,7 @@ TEST_CASE("report: signatures of one (source, op) merge, others make their own g
   report.add_signature("c", "mm", 1, 1, s, nullptr);
   peat_signature_t other = s;
   other.rtol = 0.1;
-  CHECK_THROWS_AS(report.add_signature("c", "mm", 2, 2, other, nullptr), peat::Error);
+  CHECK_THROWS_AS(report.add_signature("c", "mm", 2, 2, other, nullptr), peat::impl::Error);
   report.add_signature("c", "conv", 0, 0, other, nullptr);
   const std::string page = report.render_html();
   CHECK(page.find("id=\"chart-rel-hist-2\"") != std::string::npos);

@@ -274,7 +274,7 @@ TEST_CASE("bitwise-equal fast path: the SIMD kernel takes vectors of equal zeros
   // The full SIMD path leaves any vector holding a zero or a subnormal golden
   // to the scalar path; equal pairs of those go through the equal path, so a
   // block of them is consumed whole (what makes a ReLU-like tensor fast).
-  const int64_t lanes = peat::analyzer::f32_fast_lanes();
+  const int64_t lanes = peat::impl::analyzer::f32_fast_lanes();
   if (lanes < 2) {
     WARN("scalar Highway target: no SIMD path to check");
     return;
@@ -283,19 +283,19 @@ TEST_CASE("bitwise-equal fast path: the SIMD kernel takes vectors of equal zeros
   std::vector<uint32_t> g(static_cast<std::size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     g[static_cast<std::size_t>(i)] = (i % 3 == 0) ? 0u : (i % 3 == 1) ? 0x80000000u : static_cast<uint32_t>(i);
-  peat::analyzer::ExactAcc acc[peat::analyzer::kSumCount];
+  peat::impl::analyzer::ExactAcc acc[peat::impl::analyzer::kSumCount];
   uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
            bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {};
-  peat::analyzer::F32FastState st;
+  peat::impl::analyzer::F32FastState st;
   st.acc = acc;
   st.ulp_hist = ulp;
   st.rel_hist = rel;
   st.xor_bit_hist = bits;
   st.popcount_hist = pop;
-  peat::analyzer::F32FastParams p;
+  peat::impl::analyzer::F32FastParams p;
   p.rtol = 1e-5;
   p.ratio_min_abs = 1e-38f;
-  CHECK(peat::analyzer::f32_fast(g.data(), g.data(), n, 0, p, st) == n);
+  CHECK(peat::impl::analyzer::f32_fast(g.data(), g.data(), n, 0, p, st) == n);
   CHECK(st.count == static_cast<uint64_t>(n));
   CHECK(ulp[0] == static_cast<uint64_t>(n));
   CHECK(pop[0] == static_cast<uint64_t>(n));

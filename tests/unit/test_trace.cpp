@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-using namespace peat::trace;
+using namespace peat::impl::trace;
 using peat_test::TempDir;
 
 namespace {
@@ -441,7 +441,7 @@ TEST_CASE("trace: a file without footer needs recover, which reads every complet
   const std::string path = dir.file("t.peat");
   const std::vector<uint64_t> ends = write_small_trace(path);
   const auto bytes = peat_test::read_file(path);
-  const uint64_t header_end = kHeaderFixed + pad8(peat::trace::get_u32(bytes.data() + 16));
+  const uint64_t header_end = kHeaderFixed + pad8(peat::impl::trace::get_u32(bytes.data() + 16));
   const std::string cut = dir.file("cut.peat");
   // every truncation length from the header's end to the full file
   for (uint64_t len = header_end; len <= bytes.size(); ++len) {

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-using namespace peat::trace;
+using namespace peat::impl::trace;
 using peat_test::TempDir;
 
 namespace {
@@ -165,7 +165,7 @@ EncodedRecord op_with_zstd(uint64_t raw, const std::vector<std::byte>& payload) 
 
 std::vector<std::byte> zstd_of(std::size_t raw_bytes) {
   std::vector<std::byte> zeros(raw_bytes), out;
-  peat::trace::encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, zeros.data(), zeros.size(), 4, out);
+  peat::impl::trace::encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, zeros.data(), zeros.size(), 4, out);
   return out;
 }
 

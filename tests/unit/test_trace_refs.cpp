@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-using namespace peat::trace;
+using namespace peat::impl::trace;
 using peat_test::TempDir;
 
 namespace {

@@ -3,12 +3,12 @@
 // normalised layer, call index) — op_family.hpp clusters names such as
 // aten::mm / cublasSgemm_v2 / gemm — and every aligned output pair goes
 // through the analyzer (signature + spatial map) and the detector.
-#include "commands.hpp"
-#include "common.hpp"
-#include "compare_ranks.hpp"
-#include "op_family.hpp"
-#include "replay.hpp"
-#include "verdicts.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
+#include "tools/peat/compare_ranks.hpp"
+#include "tools/peat/op_family.hpp"
+#include "tools/peat/replay.hpp"
+#include "tools/peat/verdicts.hpp"
 
 #include <fnmatch.h>
 
@@ -18,7 +18,7 @@
 #include <memory>
 #include <tuple>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -267,4 +267,4 @@ Command add_compare(CLI::App& app) {
           }};
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

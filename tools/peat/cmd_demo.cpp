@@ -1,9 +1,9 @@
 // peat demo: what `make demo` runs — the examples/cpp_trainer peat_demo
 // program (found next to this tool, or in the build tree), then the HTML
 // report of its outputs.
-#include "commands.hpp"
-#include "common.hpp"
-#include "report_writer.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
+#include "tools/peat/report_writer.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace fs = std::filesystem;
 
@@ -76,4 +76,4 @@ Command add_demo(CLI::App& app) {
   return {sub, [o] { return run(*o); }};
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

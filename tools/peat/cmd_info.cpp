@@ -1,7 +1,7 @@
 // peat info TRACE: header, records per kind and op, steps, sizes, codec ratio
 // (encoded / raw bytes, the convention of every PEAT output and benchmark).
-#include "commands.hpp"
-#include "common.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <map>
 #include <memory>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -170,4 +170,4 @@ Command add_info(CLI::App& app) {
   return {sub, [path, json] { return run(*path, *json); }};
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -3,12 +3,12 @@
 // Under mpirun (a tool built with MPI) every rank replays its share of each
 // trace (the library's partition) and rank 0 merges the shares and writes the
 // output, the same as one process writes (docs/distributed.md).
-#include "commands.hpp"
-#include "common.hpp"
-#include "peer_replay.hpp"
-#include "ranks.hpp"
-#include "replay.hpp"
-#include "verdicts.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
+#include "tools/peat/peer_replay.hpp"
+#include "tools/peat/ranks.hpp"
+#include "tools/peat/replay.hpp"
+#include "tools/peat/verdicts.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -332,4 +332,4 @@ Command add_playback(CLI::App& app) {
   return {sub, [o] { return run(*o); }};
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -1,15 +1,15 @@
 // peat report INPUT... -o report.html: the self-contained HTML report.
-#include "commands.hpp"
-#include "common.hpp"
-#include "replay.hpp"
-#include "report_writer.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
+#include "tools/peat/replay.hpp"
+#include "tools/peat/report_writer.hpp"
 
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -97,4 +97,4 @@ Command add_report(CLI::App& app) {
   return {sub, [r] { return write_report(*r); }};
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

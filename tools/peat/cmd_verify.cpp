@@ -1,13 +1,13 @@
 // peat verify TRACE [--recover OUT]: checks every frame, FlatBuffer and
 // tensor checksum; with --recover, copies the intact records of a trace whose
 // writer was killed into a new, complete trace OUT.
-#include "commands.hpp"
-#include "common.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
 
 #include <cstdio>
 #include <memory>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -85,4 +85,4 @@ Command add_verify(CLI::App& app) {
   return {sub, [path, out] { return run(*path, *out); }};
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

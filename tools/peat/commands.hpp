@@ -8,7 +8,7 @@
 #include <functional>
 #include <utility>
 
-namespace peat_cli {
+namespace peat::cli {
 
 using Command = std::pair<CLI::App*, std::function<int()>>;
 
@@ -19,4 +19,4 @@ Command add_compare(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_demo(CLI::App& app);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -1,4 +1,4 @@
-#include "common.hpp"
+#include "tools/peat/common.hpp"
 
 #include <cstdio>
 
@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-namespace peat_cli {
+namespace peat::cli {
 
 const char* const kExitCodesHelp =
     "Exit codes:\n"
@@ -108,4 +108,4 @@ nlohmann::json json_number(double value) {
   return value;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace peat_cli {
+namespace peat::cli {
 
 // Exit codes (documented in `peat --help` and docs/cli.md).
 enum Exit : int {
@@ -72,4 +72,4 @@ bool stderr_is_tty();
 // Numbers for JSON: non-finite values become null.
 nlohmann::json json_number(double value);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -1,7 +1,7 @@
-#include "compare_ranks.hpp"
+#include "tools/peat/compare_ranks.hpp"
 
-#include "rank_set.hpp"
-#include "verdicts.hpp"
+#include "tools/peat/rank_set.hpp"
+#include "tools/peat/verdicts.hpp"
 
 #include <fnmatch.h>
 
@@ -14,7 +14,7 @@
 #include <memory>
 #include <tuple>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -313,4 +313,4 @@ int run_compare_ranks(const CompareRanksOptions& opt) {
   return consistent ? kOk : kFindings;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

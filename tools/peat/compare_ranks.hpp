@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 struct CompareRanksOptions {
   std::vector<std::string> traces;
@@ -21,4 +21,4 @@ struct CompareRanksOptions {
 
 int run_compare_ranks(const CompareRanksOptions& options);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -1,9 +1,9 @@
 // peat — the command-line tool of PEAT (docs/cli.md): inspect, verify and
 // recover traces, play candidates back, compare traces of two stacks, write
 // the HTML report, run the demo. Exit codes: common.hpp / `peat --help`.
-#include "commands.hpp"
-#include "common.hpp"
-#include "ranks.hpp"
+#include "tools/peat/commands.hpp"
+#include "tools/peat/common.hpp"
+#include "tools/peat/ranks.hpp"
 
 #include <cstdio>
 #include <string>
@@ -12,7 +12,7 @@
 namespace {
 
 int run(int argc, char** argv) {
-  using namespace peat_cli;
+  using namespace peat::cli;
   CLI::App app{"peat: pseudo-error assessment of kernel implementations in DNN training (libpeat " +
                std::string(peat_version_string()) + ")"};
   app.require_subcommand(1);
@@ -62,7 +62,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  peat_cli::Ranks& ranks = peat_cli::Ranks::instance();
+  peat::cli::Ranks& ranks = peat::cli::Ranks::instance();
   ranks.init(&argc, &argv);
   return ranks.finish(run(argc, argv));
 }

@@ -1,11 +1,11 @@
-#include "op_family.hpp"
+#include "tools/peat/op_family.hpp"
 
 #include <peat/detector.h>
 
 #include <algorithm>
 #include <cctype>
 
-namespace peat_cli {
+namespace peat::cli {
 
 std::string op_family(std::string_view name) {
   const std::string op(name);
@@ -25,4 +25,4 @@ std::string normalise_layer(std::string_view layer) {
   return s;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace peat_cli {
+namespace peat::cli {
 
 // The library's family of an op name (peat_op_family).
 std::string op_family(std::string_view name);
@@ -17,4 +17,4 @@ std::string op_family(std::string_view name);
 // "module." (wrappers such as DataParallel add one) removed.
 std::string normalise_layer(std::string_view layer);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

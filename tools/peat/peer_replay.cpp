@@ -1,8 +1,8 @@
-#include "peer_replay.hpp"
+#include "tools/peat/peer_replay.hpp"
 
-#include "ranks.hpp"
-#include "rank_set.hpp"
-#include "verdicts.hpp"
+#include "tools/peat/ranks.hpp"
+#include "tools/peat/rank_set.hpp"
+#include "tools/peat/verdicts.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -221,4 +221,4 @@ int run_peer_replay(const PeerOptions& opt) {
   return faulty.empty() ? kOk : kFindings;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

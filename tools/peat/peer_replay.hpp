@@ -13,12 +13,12 @@
 // verdict on the peers' replays (e.g. STUCK_AT, bit 21).
 #pragma once
 
-#include "replay.hpp"
+#include "tools/peat/replay.hpp"
 
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 struct PeerOptions {
   std::vector<std::string> traces;
@@ -29,4 +29,4 @@ struct PeerOptions {
 
 int run_peer_replay(const PeerOptions& options);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -1,10 +1,10 @@
-#include "rank_set.hpp"
+#include "tools/peat/rank_set.hpp"
 
 #include <algorithm>
 #include <map>
 #include <regex>
 
-namespace peat_cli {
+namespace peat::cli {
 
 RankTrace rank_trace_of(std::string path, TraceReader reader) {
   RankTrace t;
@@ -87,4 +87,4 @@ std::vector<RankTrace> open_rank_set(const std::vector<std::string>& paths, bool
   return set;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -5,12 +5,12 @@
 // twice and a missing rank (with the file the naming rule expects).
 #pragma once
 
-#include "common.hpp"
+#include "tools/peat/common.hpp"
 
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 struct RankTrace {
   int rank = 0;
@@ -32,4 +32,4 @@ std::vector<RankTrace> open_rank_set(const std::vector<std::string>& paths, bool
 // ("run.rank3.peat" -> "run.rank<rank>.peat"); "" when `path` does not follow it.
 std::string rank_file(const std::string& path, int rank);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 class Ranks {
  public:
@@ -54,4 +54,4 @@ class Ranks {
   std::vector<std::string> gone_;  // per rank: why it is out of the job ("" while it is in)
 };
 
-}  // namespace peat_cli
+}  // namespace peat::cli

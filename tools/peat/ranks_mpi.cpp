@@ -10,7 +10,7 @@
 // a rank dies; OpenMPI keeps the others running with `mpirun --enable-recovery`
 // (docs/distributed.md). Messages: a heartbeat, a failure text, or a size
 // followed by the data in chunks of at most 1 GiB (MPI counts are int).
-#include "ranks.hpp"
+#include "tools/peat/ranks.hpp"
 
 #include <mpi.h>
 
@@ -23,7 +23,7 @@
 #include <cstdlib>
 #include <thread>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -267,4 +267,4 @@ std::vector<Ranks::Part> Ranks::gather(std::vector<std::byte> mine, double timeo
   return parts;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -1,7 +1,7 @@
 // Ranks without MPI (PEAT_WITH_MPI=OFF or no MPI found): one process.
-#include "ranks.hpp"
+#include "tools/peat/ranks.hpp"
 
-namespace peat_cli {
+namespace peat::cli {
 
 Ranks& Ranks::instance() {
   static Ranks ranks;
@@ -21,4 +21,4 @@ std::vector<Ranks::Part> Ranks::gather(std::vector<std::byte> mine, double) {
 void Ranks::heartbeat() {}
 void Ranks::report_failure(const std::string&) {}
 
-}  // namespace peat_cli
+}  // namespace peat::cli

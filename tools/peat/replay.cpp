@@ -1,6 +1,6 @@
-#include "replay.hpp"
+#include "tools/peat/replay.hpp"
 
-#include "op_family.hpp"
+#include "tools/peat/op_family.hpp"
 
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 namespace {
 
@@ -225,4 +225,4 @@ bool Replay::map_call(uint64_t record, uint64_t output, WorstCall& into) const {
   return true;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

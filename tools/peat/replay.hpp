@@ -4,14 +4,14 @@
 // computes the spatial map of the worst call.
 #pragma once
 
-#include "common.hpp"
+#include "tools/peat/common.hpp"
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 struct ReplayOptions {
   std::string candidate;  // "lib.so:symbol"
@@ -84,4 +84,4 @@ class Replay {
   double run_s_ = 0, run_cpu_s_ = 0;
 };
 
-}  // namespace peat_cli
+}  // namespace peat::cli

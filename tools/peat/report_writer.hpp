@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 struct ReportRequest {
   std::vector<std::string> inputs;      // traces, playback JSON lines, runtime-FI JSON
@@ -19,4 +19,4 @@ struct ReportRequest {
 // Writes the report; returns the exit code (throws CliError on errors).
 int write_report(const ReportRequest& request);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

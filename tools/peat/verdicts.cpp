@@ -1,11 +1,11 @@
-#include "verdicts.hpp"
+#include "tools/peat/verdicts.hpp"
 
-#include "common.hpp"
+#include "tools/peat/common.hpp"
 
 #include <cstdio>
 #include <cstring>
 
-namespace peat_cli {
+namespace peat::cli {
 
 std::string top_verdict(const peat_detection_t& d, bool detected) {
   if (!detected || d.verdict_count < 1) return "-";
@@ -77,4 +77,4 @@ std::vector<int> bits_of(uint64_t mask) {
   return out;
 }
 
-}  // namespace peat_cli
+}  // namespace peat::cli

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace peat_cli {
+namespace peat::cli {
 
 // The top verdict as "MODEL (confidence)" or "-" when none.
 std::string top_verdict(const peat_detection_t& d, bool detected);
@@ -28,4 +28,4 @@ double relative_l2(const peat_signature_t& s);
 // CSV quoting of one field.
 std::string csv(const std::string& field);
 
-}  // namespace peat_cli
+}  // namespace peat::cli

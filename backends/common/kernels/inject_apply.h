@@ -5,9 +5,9 @@
 // test tests/gpu/test_gpu_host_emulation.cpp replays the kernel with them.
 #pragma once
 
-#include "inject_element.h"
-#include "kernel_launch.h"
-#include "peat_hd.h"
+#include "backends/common/inject_element.h"
+#include "backends/common/kernels/kernel_launch.h"
+#include "backends/common/peat_hd.h"
 
 #include <cstdint>
 

@@ -12,10 +12,10 @@
 // order. Within a block, changed elements get their slot in the truth's list
 // from a block-wide prefix sum, so the list holds the smallest indices in
 // increasing order, as on the CPU.
-#include "gpu_portability.h"
-#include "inject_apply.h"
-#include "kernel_launch.h"
-#include "signature_element.h"  // ctz64
+#include "backends/common/kernels/gpu_portability.h"
+#include "backends/common/kernels/inject_apply.h"
+#include "backends/common/kernels/kernel_launch.h"
+#include "backends/common/signature_element.h"  // ctz64
 
 namespace peat::kernels {
 namespace {

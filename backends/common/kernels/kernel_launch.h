@@ -9,8 +9,8 @@
 #include <peat/analyzer.h>
 #include <peat/injector.h>
 
-#include "inject_element.h"
-#include "precision.h"
+#include "backends/common/inject_element.h"
+#include "backends/common/precision.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -14,9 +14,9 @@
 // the host derives first/last mismatch and the runs) and adds one to its row,
 // column, tile and lane counters with 64-bit atomics (integer sums: the same
 // result in any order).
-#include "gpu_portability.h"
-#include "kernel_launch.h"
-#include "signature_element.h"
+#include "backends/common/kernels/gpu_portability.h"
+#include "backends/common/kernels/kernel_launch.h"
+#include "backends/common/signature_element.h"
 
 #include <cstring>
 

@@ -15,8 +15,8 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
-#include "../runtime/gemm_route.hpp"
-#include "../runtime/runtime.hpp"
+#include "backends/interpose/runtime/gemm_route.hpp"
+#include "backends/interpose/runtime/runtime.hpp"
 
 #include <dlfcn.h>
 

@@ -13,7 +13,7 @@
 
 #include <peat/peat.h>
 
-#include "json_escape.hpp"
+#include "backends/interpose/json_escape.hpp"
 
 #include <unistd.h>
 

@@ -11,10 +11,10 @@
 // arguments changed from hipblasDatatype_t to hipDataType in hipBLAS 2.0, so
 // one hand-written prototype would misread the other release), the
 // pointer-array batched entries and complex GEMMs.
-#include "rocblas_api.h"
+#include "backends/interpose/rocblas/rocblas_api.h"
 
-#include "../runtime/gemm_route.hpp"
-#include "../runtime/runtime.hpp"
+#include "backends/interpose/runtime/gemm_route.hpp"
+#include "backends/interpose/runtime/runtime.hpp"
 
 #include <dlfcn.h>
 

@@ -1,5 +1,5 @@
 // Parser of the interposers' environment (see config.hpp).
-#include "config.hpp"
+#include "backends/interpose/runtime/config.hpp"
 
 #include <cerrno>
 #include <cmath>

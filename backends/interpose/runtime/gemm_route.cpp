@@ -1,10 +1,10 @@
 // Routing of intercepted GEMM calls to libpeat (see gemm_route.hpp). Only the
 // public C API of libpeat is used, so an interposer works with any libpeat of
 // the same ABI major.
-#include "gemm_route.hpp"
+#include "backends/interpose/runtime/gemm_route.hpp"
 
-#include "config.hpp"
-#include "runtime.hpp"
+#include "backends/interpose/runtime/config.hpp"
+#include "backends/interpose/runtime/runtime.hpp"
 
 #include <peat/peat.h>
 

@@ -5,7 +5,7 @@
 // over a callable that runs the real library function.
 #pragma once
 
-#include "peat_interpose.h"
+#include "backends/interpose/peat_interpose.h"
 
 #include <dlpack/dlpack.h>
 

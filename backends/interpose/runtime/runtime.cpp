@@ -1,8 +1,8 @@
 // The interposer's process-wide PEAT state (see runtime.hpp).
-#include "runtime.hpp"
+#include "backends/interpose/runtime/runtime.hpp"
 
-#include "config.hpp"
-#include "json_escape.hpp"
+#include "backends/interpose/runtime/config.hpp"
+#include "backends/interpose/json_escape.hpp"
 
 #include <cstdio>
 #include <cstdlib>
