@@ -44,10 +44,6 @@ int64_t chunk_elements(int64_t numel) {
   return std::max(kChunk, ((per + kChunk - 1) / kChunk) * kChunk);
 }
 
-bool is_host_device(DLDevice device) {
-  return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
-}
-
 double smallest_normal(Float f) { return signature_plan::smallest_normal(store_code(f)); }
 
 template <typename T>
@@ -479,10 +475,10 @@ void analyze_impl(const TensorView& golden, const TensorView& candidate, const p
   require_same_shape(golden, "golden", candidate, "candidate");
   const Float gf = require_float(golden.dtype, "golden");
   const Float cf = require_float(candidate.dtype, "candidate");
-  if (!is_host_device(golden.device))
+  if (!is_host(golden.device))
     fail(PEAT_STATUS_UNSUPPORTED, "golden: device type {} is not host memory (use the backend's signature_accumulate)",
          static_cast<int>(golden.device.device_type));
-  if (!is_host_device(candidate.device))
+  if (!is_host(candidate.device))
     fail(PEAT_STATUS_UNSUPPORTED,
          "candidate: device type {} is not host memory (use the backend's signature_accumulate)",
          static_cast<int>(candidate.device.device_type));

@@ -62,12 +62,4 @@ void merge_map(peat_spatial_map_t& into, const peat_spatial_map_t& from);
 // Frees the library-owned buffers of a map.
 void release_map(peat_spatial_map_t& map) noexcept;
 
-// The backend table's signature_accumulate entry for host memory (the CPU
-// backend's slot): analyzes and merges into *inout_signature / *inout_map.
-// Never throws; a failure's message goes to the CPU backend's last_error().
-peat_status_t cpu_signature_accumulate(const DLTensor* golden, const DLTensor* candidate,
-                                       const struct peat_signature_config* config,
-                                       struct peat_signature* inout_signature,
-                                       struct peat_spatial_map* inout_map, void* stream) noexcept;
-
 }  // namespace peat::impl::analyzer

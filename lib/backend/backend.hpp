@@ -68,12 +68,9 @@ class Registry {
   std::map<std::string, std::string, std::less<>> failures_;              // name -> why
 };
 
+// The built-in CPU backend's table (lib/backend/cpu/).
 const peat_backend_api_t* cpu_backend_table() noexcept;
 
-// Sets the message the CPU backend's last_error() returns on this thread, for
-// the numeric table entries that other objects (lib/analyzer, lib/injector)
-// implement for it.
-void cpu_backend_set_error(std::string message) noexcept;
 
 }  // namespace peat::impl::backend
 

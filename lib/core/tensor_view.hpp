@@ -13,6 +13,12 @@ namespace peat::impl {
 
 constexpr int kMaxDims = 32;
 
+// Memory the host reads directly: plain host memory and pinned CUDA/ROCm host
+// memory (the CPU backend serves all three).
+inline bool is_host(DLDevice device) noexcept {
+  return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
+}
+
 struct TensorView {
   const DLTensor* tensor = nullptr;
   std::byte* base = nullptr;  // data + byte_offset

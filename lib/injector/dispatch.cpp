@@ -22,10 +22,6 @@ namespace peat::impl::injector {
 
 namespace {
 
-bool is_host(DLDevice d) {
-  return d.device_type == kDLCPU || d.device_type == kDLCUDAHost || d.device_type == kDLROCMHost;
-}
-
 // A compact tensor with the shape and dtype of `like`, allocated by the
 // backend serving like's device, freed on destruction.
 class Scratch {

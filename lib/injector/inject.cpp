@@ -1,9 +1,10 @@
 // Injection routed by the tensor's device: the CPU backend applies the plan
-// in host memory (apply_cpu.cpp), any other backend through its table's
-// `inject` entry; also the CPU backend's own `inject` slot.
+// in host memory (lib/backend/cpu/inject_apply.cpp), any other backend through
+// its table's `inject` entry.
 #include "lib/injector/inject.hpp"
 
 #include "lib/backend/backend.hpp"
+#include "lib/backend/cpu/cpu.hpp"
 #include "lib/core/dtype.hpp"
 #include "lib/core/error.hpp"
 #include "lib/injector/chunks.hpp"
@@ -16,10 +17,6 @@
 namespace peat::impl::injector {
 
 namespace {
-
-bool is_host(DLDevice d) {
-  return d.device_type == kDLCPU || d.device_type == kDLCUDAHost || d.device_type == kDLROCMHost;
-}
 
 // Element-wise copy between two host views of the same shape and dtype.
 void copy_host(const TensorView& dst, const TensorView& src) {
@@ -78,14 +75,14 @@ void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* sou
       copy_host(saved_view, view);
       copy_host(view, *source_view);
       try {
-        apply_cpu(spec, view, has_stale ? &stale_view : nullptr, seed, op, call, truth);
+        backend::cpu::apply_inject(spec, view, has_stale ? &stale_view : nullptr, seed, op, call, truth);
       } catch (...) {
         copy_host(view, saved_view);
         throw;
       }
       return;
     }
-    apply_cpu(spec, view, has_stale ? &stale_view : nullptr, seed, op, call, truth);
+    backend::cpu::apply_inject(spec, view, has_stale ? &stale_view : nullptr, seed, op, call, truth);
     return;
   }
 
@@ -103,37 +100,6 @@ void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* sou
   full.struct_size = sizeof(full);
   backend.check(backend.api().inject(tensor, &spec, seed, op, call, &full, nullptr), "inject");
   truth = full;
-}
-
-peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op, uint32_t call,
-                         peat_inject_truth_t* out_truth, void* /*stream*/) noexcept {
-  std::string message;
-  peat_status_t status = PEAT_STATUS_INTERNAL;
-  try {
-    const peat_inject_spec_t s = read_spec(spec, "spec");
-    const TensorView view = make_view(tensor, "tensor");
-    if (!is_host(view.device))
-      fail(PEAT_STATUS_UNSUPPORTED, "the CPU backend injects into host memory only (device type {})",
-           static_cast<int>(view.device.device_type));
-    TensorView stale_view;
-    if (s.stale != nullptr) stale_view = make_view(s.stale, "spec.stale");
-    peat_inject_truth_t full{};
-    apply_cpu(s, view, s.stale ? &stale_view : nullptr, seed, op, call, full);
-    if (out_truth != nullptr) copy_truth_out(full, out_truth, "out_truth");
-    return PEAT_STATUS_OK;
-  } catch (const Error& e) {
-    status = e.status();
-    try { message = e.what(); } catch (...) {}
-  } catch (const std::bad_alloc&) {
-    status = PEAT_STATUS_OUT_OF_MEMORY;
-    try { message = "out of memory"; } catch (...) {}
-  } catch (const std::exception& e) {
-    try { message = std::string("internal error: ") + e.what(); } catch (...) {}
-  } catch (...) {
-    try { message = "internal error: unknown exception"; } catch (...) {}
-  }
-  backend::cpu_backend_set_error(std::move(message));
-  return status;
 }
 
 }  // namespace peat::impl::injector

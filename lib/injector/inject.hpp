@@ -26,21 +26,10 @@ void validate_spec(const peat_inject_spec_t& spec, std::string_view name);
 // The error-model class an injection with this spec produces.
 peat_error_model_t model_of(const peat_inject_spec_t& spec) noexcept;
 
-// Applies `spec` in place to a host tensor (the CPU backend's implementation).
-// `stale` is the view of spec.stale (or nullptr). Fills *truth completely
-// (struct_size = sizeof). Throws peat::impl::Error; the tensor is unchanged on error.
-void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const TensorView* stale, uint64_t seed,
-               uint32_t op, uint32_t call, peat_inject_truth_t& truth);
-
 // Backend-generic: optionally copies `source` into `tensor`, then applies the
 // spec on the backend serving the tensor's device. Throws peat::impl::Error.
 void apply(const peat_inject_spec_t& spec, DLTensor* tensor, const DLTensor* source, uint64_t seed, uint32_t op,
            uint32_t call, peat_inject_truth_t& truth);
-
-// The CPU backend table's `inject` entry (host memory). Never throws; on
-// failure the message goes to the CPU backend's last_error().
-peat_status_t cpu_inject(DLTensor* tensor, const peat_inject_spec_t* spec, uint64_t seed, uint32_t op, uint32_t call,
-                         peat_inject_truth_t* out_truth, void* stream) noexcept;
 
 // An empty truth (peat_inject_truth_init).
 peat_inject_truth_t empty_truth() noexcept;

@@ -1133,6 +1133,7 @@ TEST_CASE("CPU backend signature_accumulate slot", "[analyzer][backend]") {
   const Tensor other(Fmt::F32, words_of(Fmt::F32, {1, 2}));
   CHECK(api->signature_accumulate(&g, &other, nullptr, &s, nullptr, nullptr) == PEAT_STATUS_SHAPE_MISMATCH);
   CHECK(std::string(api->last_error()).find("candidate") != std::string::npos);
+  CHECK(std::string(api->last_error()).rfind("signature_accumulate: ", 0) == 0);
   CHECK(s.count == 8);
 }
 

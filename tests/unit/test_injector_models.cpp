@@ -495,6 +495,9 @@ TEST_CASE("the CPU backend table's inject entry", "[injector][models][backend]")
   s.format = 99;
   CHECK(api->inject(&x.t, &s, 1, 2, 3, &truth, nullptr) == PEAT_STATUS_INVALID_ARGUMENT);
   CHECK(std::string(api->last_error()).find("format") != std::string::npos);
+  // The CPU table's entries share one barrier (lib/backend/cpu/cpu.hpp): the
+  // message names the entry, as the C API's name their function.
+  CHECK(std::string(api->last_error()).rfind("inject: ", 0) == 0);
 }
 
 TEST_CASE("bad specs are refused with a status and a message naming the field", "[injector][models][errors]") {

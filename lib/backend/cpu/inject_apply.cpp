@@ -1,4 +1,4 @@
-// The error-model library on the CPU: the plan of inject_plan.hpp (shared
+// The error-model library on the CPU backend: the plan of inject_plan.hpp (shared
 // with the GPU plugins) applied by a per-element loop over oneTBB. The
 // per-element arithmetic is backends/common/inject_element.h (shared with
 // the GPU kernels).
@@ -7,6 +7,8 @@
 // the work is split over fixed-size chunks (chunks.hpp), and partial truths
 // are merged in index order, so the tensor and the truth are the same for
 // every thread count.
+#include "lib/backend/cpu/cpu.hpp"
+
 #include "lib/injector/inject.hpp"
 
 #include "lib/core/dtype.hpp"
@@ -22,7 +24,9 @@
 #include <cstring>
 #include <vector>
 
-namespace peat::impl::injector {
+namespace peat::impl::backend::cpu {
+
+using namespace injector;  // the spec, truth and chunk helpers of lib/injector
 
 namespace {
 
@@ -171,8 +175,8 @@ class Runner {
 
 }  // namespace
 
-void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const TensorView* stale, uint64_t seed,
-               uint32_t op, uint32_t call, peat_inject_truth_t& truth) {
+void apply_inject(const peat_inject_spec_t& spec, const TensorView& tensor, const TensorView* stale, uint64_t seed,
+                  uint32_t op, uint32_t call, peat_inject_truth_t& truth) {
   validate_spec(spec, "spec");
   const Float kind = require_float(tensor.dtype, "tensor");
   Plan plan;
@@ -251,4 +255,4 @@ void apply_cpu(const peat_inject_spec_t& spec, const TensorView& tensor, const T
   truth = result.finish(spec, plan.layout.width, tensor.numel, plan.rows, plan.cols, seed, op, call);
 }
 
-}  // namespace peat::impl::injector
+}  // namespace peat::impl::backend::cpu

@@ -1,9 +1,9 @@
-// The built-in CPU backend: host memory, and the numeric entries implemented by
-// the analyzer and injector over oneTBB. It fills the same table a plugin does,
-// so the conformance tests treat it like any other backend.
+// The built-in CPU backend's table: host memory, and the numeric entries of
+// signature.cpp and inject.cpp. It fills the same table a plugin does, so the
+// conformance tests treat it like any other backend.
+#include "lib/backend/cpu/cpu.hpp"
+
 #include "lib/backend/backend.hpp"
-#include "lib/analyzer/analyze.hpp"
-#include "lib/injector/inject.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-namespace peat::impl::backend {
+namespace peat::impl::backend::cpu {
 namespace {
 
 thread_local std::string t_cpu_error;
@@ -22,10 +22,6 @@ thread_local std::string t_cpu_error;
 peat_status_t cpu_fail(peat_status_t status, std::string message) {
   t_cpu_error = std::move(message);
   return status;
-}
-
-bool is_host(DLDevice device) {
-  return device.device_type == kDLCPU || device.device_type == kDLCUDAHost || device.device_type == kDLROCMHost;
 }
 
 std::string cpu_model_name() {
@@ -131,8 +127,8 @@ const peat_backend_api_t kCpuTable = [] {
   table.synchronize = cpu_synchronize;
   table.stage_to_host_async = cpu_stage_to_host_async;
   table.stage_wait = cpu_stage_wait;
-  table.signature_accumulate = analyzer::cpu_signature_accumulate;  // lib/analyzer/backend_entry.cpp
-  table.inject = injector::cpu_inject;                               // lib/injector/inject.cpp
+  table.signature_accumulate = signature_accumulate;  // signature.cpp
+  table.inject = inject;                              // inject.cpp
   table.intercept_install = nullptr;     // the CPU has no kernels to intercept
   table.intercept_uninstall = nullptr;
   return table;
@@ -140,8 +136,14 @@ const peat_backend_api_t kCpuTable = [] {
 
 }  // namespace
 
-const peat_backend_api_t* cpu_backend_table() noexcept { return &kCpuTable; }
+const peat_backend_api_t* table() noexcept { return &kCpuTable; }
 
-void cpu_backend_set_error(std::string message) noexcept { t_cpu_error = std::move(message); }
+void set_error(std::string message) noexcept { t_cpu_error = std::move(message); }
+
+}  // namespace peat::impl::backend::cpu
+
+namespace peat::impl::backend {
+
+const peat_backend_api_t* cpu_backend_table() noexcept { return cpu::table(); }
 
 }  // namespace peat::impl::backend
