@@ -15,18 +15,20 @@
 #include <memory>
 #include <string>
 
+using namespace peat::impl;  // the C layer forwards to the core (lib/)
+
 namespace {
 
 // A signature handed in: the caller's prefix over the empty signature.
 peat_signature_t signature_in(const peat_signature_t* signature, const char* name) {
-  return peat::impl::read_versioned(signature, peat::impl::analyzer::empty_signature(), name);
+  return read_versioned(signature, analyzer::empty_signature(), name);
 }
 
 template <typename T, typename F>
 peat_status_t metric(const char* function, const peat_signature_t* signature, T* out, F&& compute) {
-  return peat::impl::c_call(function, [&] {
+  return c_call(function, [&] {
     const peat_signature_t s = signature_in(signature, "signature");
-    peat::impl::require_arg(out, "out");
+    require_arg(out, "out");
     *out = compute(s);
   });
 }
@@ -35,17 +37,17 @@ peat_status_t metric(const char* function, const peat_signature_t* signature, T*
 
 extern "C" {
 
-PEAT_API void peat_signature_init(peat_signature_t* p) { if (p) *p = peat::impl::analyzer::empty_signature(); }
-PEAT_API void peat_signature_config_init(peat_signature_config_t* p) { if (p) *p = peat::impl::analyzer::default_config(); }
-PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = peat::impl::analyzer::empty_map(); }
+PEAT_API void peat_signature_init(peat_signature_t* p) { if (p) *p = analyzer::empty_signature(); }
+PEAT_API void peat_signature_config_init(peat_signature_config_t* p) { if (p) *p = analyzer::default_config(); }
+PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = analyzer::empty_map(); }
 PEAT_API void peat_spatial_map_release(peat_spatial_map_t* map) {
-  if (map) peat::impl::analyzer::release_map(*map);
+  if (map) analyzer::release_map(*map);
 }
 
 PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol, double* out_atol) {
-  return peat::impl::c_call(__func__, [&] {
+  return c_call(__func__, [&] {
     double rtol = 0, atol = 0;
-    peat::impl::analyzer::default_tolerance(peat::impl::require_float(dtype, "dtype"), rtol, atol);
+    analyzer::default_tolerance(require_float(dtype, "dtype"), rtol, atol);
     if (out_rtol) *out_rtol = rtol;
     if (out_atol) *out_atol = atol;
   });
@@ -53,99 +55,98 @@ PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol
 
 PEAT_API peat_status_t peat_spatial_map_shape(const DLTensor* golden, const peat_signature_config_t* config,
                                               int64_t* out_rows, int64_t* out_cols, int64_t* out_tiles) {
-  return peat::impl::c_call(__func__, [&] { peat::impl::analyzer::spatial_shape(golden, config, out_rows, out_cols, out_tiles); });
+  return c_call(__func__, [&] { analyzer::spatial_shape(golden, config, out_rows, out_cols, out_tiles); });
 }
 
 PEAT_API peat_status_t peat_analyze(const DLTensor* golden, const DLTensor* candidate,
                                     const peat_signature_config_t* config, peat_signature_t* out_signature,
                                     peat_spatial_map_t* out_map) {
-  return peat::impl::c_call(__func__, [&] { peat::impl::analyzer::analyze_to(golden, candidate, config, out_signature, out_map); });
+  return c_call(__func__, [&] { analyzer::analyze_to(golden, candidate, config, out_signature, out_map); });
 }
 
 PEAT_API peat_status_t peat_analyze_accumulate(const DLTensor* golden, const DLTensor* candidate,
                                                const peat_signature_config_t* config,
                                                peat_signature_t* inout_signature, peat_spatial_map_t* inout_map) {
-  return peat::impl::c_call(__func__, [&] { peat::impl::analyzer::accumulate(golden, candidate, config, inout_signature, inout_map); });
+  return c_call(__func__, [&] { analyzer::accumulate(golden, candidate, config, inout_signature, inout_map); });
 }
 
 PEAT_API peat_status_t peat_signature_merge(peat_signature_t* inout_dst, const peat_signature_t* src) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_struct(inout_dst, "inout_dst");
+  return c_call(__func__, [&] {
+    require_struct(inout_dst, "inout_dst");
     const peat_signature_t from = signature_in(src, "src");
-    peat::impl::update_versioned(inout_dst, peat::impl::analyzer::empty_signature(), "inout_dst",
-                           [&](peat_signature_t& s) { peat::impl::analyzer::merge(s, from); });
+    update_versioned(inout_dst, analyzer::empty_signature(), "inout_dst",
+                           [&](peat_signature_t& s) { analyzer::merge(s, from); });
   });
 }
 
 PEAT_API peat_status_t peat_spatial_map_merge(peat_spatial_map_t* inout_dst, const peat_spatial_map_t* src) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(inout_dst, "inout_dst");
-    peat::impl::require_arg(src, "src");
-    if (inout_dst == src) peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_dst and src are the same map");
-    peat::impl::analyzer::merge_map(*inout_dst, *src);
+  return c_call(__func__, [&] {
+    require_arg(inout_dst, "inout_dst");
+    require_arg(src, "src");
+    if (inout_dst == src) fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_dst and src are the same map");
+    analyzer::merge_map(*inout_dst, *src);
   });
 }
 
 PEAT_API peat_status_t peat_exact_sum_value(const peat_exact_sum_t* sum, double* out) {
-  return peat::impl::c_get(__func__, sum, "sum", out, "out", [](auto& s) { return peat::impl::analyzer::sum_value(s); });
+  return c_get(__func__, sum, "sum", out, "out", [](auto& s) { return analyzer::sum_value(s); });
 }
 
 PEAT_API peat_status_t peat_signature_read_sums(const peat_signature_t* signature, peat_signature_sums_t* out) {
-  return peat::impl::c_call(__func__, [&] {
+  return c_call(__func__, [&] {
     const peat_signature_t s = signature_in(signature, "signature");
-    peat::impl::require_struct(out, "out");
-    peat::impl::write_versioned(out, peat::impl::analyzer::sums_of(s), "out");
+    require_struct(out, "out");
+    write_versioned(out, analyzer::sums_of(s), "out");
   });
 }
 
 PEAT_API peat_status_t peat_signature_rmse(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::impl::analyzer::rmse);
+  return metric(__func__, signature, out, analyzer::rmse);
 }
 PEAT_API peat_status_t peat_signature_relative_l2(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::impl::analyzer::relative_l2);
+  return metric(__func__, signature, out, analyzer::relative_l2);
 }
 PEAT_API peat_status_t peat_signature_sqnr_db(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::impl::analyzer::sqnr_db);
+  return metric(__func__, signature, out, analyzer::sqnr_db);
 }
 PEAT_API peat_status_t peat_signature_cosine(const peat_signature_t* signature, double* out) {
-  return metric(__func__, signature, out, peat::impl::analyzer::cosine);
+  return metric(__func__, signature, out, analyzer::cosine);
 }
 PEAT_API peat_status_t peat_signature_max_rel_error(const peat_signature_t* signature, double* out) {
   return metric(__func__, signature, out, [](const peat_signature_t& s) { return s.max_rel_error; });
 }
 PEAT_API peat_status_t peat_signature_allclose(const peat_signature_t* signature, int32_t* out_pass) {
-  return metric(__func__, signature, out_pass,
-                [](const peat_signature_t& s) { return peat::impl::analyzer::allclose(s) ? 1 : 0; });
+  return metric(__func__, signature, out_pass, [](const peat_signature_t& s) { return analyzer::allclose(s) ? 1 : 0; });
 }
 
 PEAT_API peat_status_t peat_signature_effective_mantissa_bits(const peat_signature_t* signature, double quantile,
                                                               double* out_bits) {
   return metric(__func__, signature, out_bits,
-                [&](const peat_signature_t& s) { return peat::impl::analyzer::effective_mantissa_bits(s, quantile); });
+                [&](const peat_signature_t& s) { return analyzer::effective_mantissa_bits(s, quantile); });
 }
 
 PEAT_API peat_status_t peat_signature_rounding_bound_ratio(const peat_signature_t* signature,
                                                            double* out_deterministic, double* out_probabilistic) {
-  return peat::impl::c_call(__func__, [&] {
+  return c_call(__func__, [&] {
     const peat_signature_t s = signature_in(signature, "signature");
-    peat::impl::require_arg(out_deterministic, "out_deterministic");
-    peat::impl::require_arg(out_probabilistic, "out_probabilistic");
+    require_arg(out_deterministic, "out_deterministic");
+    require_arg(out_probabilistic, "out_probabilistic");
     double det = 0, prob = 0;
-    peat::impl::analyzer::rounding_bound_ratio(s, det, prob);
+    analyzer::rounding_bound_ratio(s, det, prob);
     *out_deterministic = det;
     *out_probabilistic = prob;
   });
 }
 
 PEAT_API void peat_aggregator_options_init(peat_aggregator_options_t* options) {
-  if (options) *options = peat::impl::analyzer::default_aggregator_options();
+  if (options) *options = analyzer::default_aggregator_options();
 }
 
 PEAT_API peat_status_t peat_aggregator_create(const peat_aggregator_options_t* options,
                                               peat_aggregator_t** out_aggregator) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(out_aggregator, "out_aggregator");
-    const auto opts = peat::impl::read_options(options, "options", peat_aggregator_options_init);
+  return c_call(__func__, [&] {
+    require_arg(out_aggregator, "out_aggregator");
+    const auto opts = read_options(options, "options", peat_aggregator_options_init);
     *out_aggregator = std::make_unique<peat_aggregator>(opts).release();
   });
 }
@@ -154,23 +155,21 @@ PEAT_API void peat_aggregator_destroy(peat_aggregator_t* aggregator) { delete ag
 
 PEAT_API peat_status_t peat_aggregator_add(peat_aggregator_t* aggregator, uint32_t op, int64_t step, uint64_t call,
                                            const peat_signature_t* signature) {
-  return peat::impl::c_call(__func__, [&] {
-    auto& a = peat::impl::deref(aggregator, "aggregator");
+  return c_with(__func__, aggregator, "aggregator", [&](auto& a) {
     a.add(op, step, call, signature_in(signature, "signature"));
   });
 }
 
 PEAT_API peat_status_t peat_aggregator_signature(const peat_aggregator_t* aggregator, uint32_t op,
                                                  peat_signature_t* out) {
-  return peat::impl::c_get_struct(__func__, aggregator, "aggregator", out, [&](auto& a) { return a.signature(op); });
+  return c_get_struct(__func__, aggregator, "aggregator", out, [&](auto& a) { return a.signature(op); });
 }
 
 PEAT_API peat_status_t peat_aggregator_series(const peat_aggregator_t* aggregator, uint32_t op,
                                               peat_series_point_t* points, size_t capacity, size_t* out_count) {
-  return peat::impl::c_call(__func__, [&] {
-    auto& a = peat::impl::deref(aggregator, "aggregator");
+  return c_with(__func__, aggregator, "aggregator", [&](auto& a) {
     if (points == nullptr && capacity > 0)
-      peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'points' is NULL but capacity is {}", capacity);
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'points' is NULL but capacity is {}", capacity);
     const std::size_t n = a.series(op, points, capacity);
     if (out_count) *out_count = n;
   });
@@ -178,42 +177,39 @@ PEAT_API peat_status_t peat_aggregator_series(const peat_aggregator_t* aggregato
 
 PEAT_API peat_status_t peat_aggregator_call_count(const peat_aggregator_t* aggregator, uint32_t op,
                                                   uint64_t* out_count) {
-  return peat::impl::c_get(__func__, aggregator, "aggregator", out_count, "out_count",
-                     [&](auto& a) { return a.call_count(op); });
+  return c_get(__func__, aggregator, "aggregator", out_count, "out_count", [&](auto& a) { return a.call_count(op); });
 }
 
 PEAT_API void peat_loss_compare_options_init(peat_loss_compare_options_t* options) {
-  if (options) *options = peat::impl::analyzer::default_loss_compare_options();
+  if (options) *options = analyzer::default_loss_compare_options();
 }
 
 PEAT_API peat_status_t peat_compare_loss(const double* golden, const double* candidate, const int64_t* steps,
                                          size_t length, const peat_loss_compare_options_t* options,
                                          peat_loss_comparison_t* out) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_struct(out, "out");
+  return c_call(__func__, [&] {
+    require_struct(out, "out");
     if (length > 0) {
-      peat::impl::require_arg(golden, "golden");
-      peat::impl::require_arg(candidate, "candidate");
+      require_arg(golden, "golden");
+      require_arg(candidate, "candidate");
     }
-    const auto opts = peat::impl::read_options(options, "options", peat_loss_compare_options_init);
-    peat::impl::write_versioned(out, peat::impl::analyzer::compare_loss(golden, candidate, steps, length, opts), "out");
+    const auto opts = read_options(options, "options", peat_loss_compare_options_init);
+    write_versioned(out, analyzer::compare_loss(golden, candidate, steps, length, opts), "out");
   });
 }
 
 PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golden, size_t n_golden,
                                                 const peat_named_tensor_t* candidate, size_t n_candidate,
                                                 const peat_signature_config_t* config, peat_tensor_drift_t* out,
-                                                peat_signature_t* out_signatures, size_t capacity,
-                                                size_t* out_count) {
-  return peat::impl::c_call(__func__, [&] {
-    const auto cfg = peat::impl::analyzer::read_config(config);
+                                                peat_signature_t* out_signatures, size_t capacity, size_t* out_count) {
+  return c_call(__func__, [&] {
+    const auto cfg = analyzer::read_config(config);
     std::string problem;
-    const std::size_t n = peat::impl::analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out,
+    const std::size_t n = analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out,
                                                               out_signatures, capacity, problem);
     if (out_count) *out_count = n;
-    if (capacity < n)
-      peat::impl::fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);
-    if (!problem.empty()) peat::impl::set_last_error(std::string("peat_compare_checkpoints: ") + problem);
+    if (capacity < n) fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);
+    if (!problem.empty()) set_last_error(std::string("peat_compare_checkpoints: ") + problem);
   });
 }
 

@@ -1,14 +1,16 @@
 // The exception barrier of the C layer. Every extern "C" entry point runs its
-// body through peat::impl::c_call, which turns peat::impl::Error, std::bad_alloc and any
-// other exception into a status and the thread's last-error message, prefixed
-// with the function's name. No C++ exception ever crosses the ABI. The
-// argument checks all entry points share sit here too; the versioned-struct
-// rule is the core's (core/versioned_struct.hpp), which lib/ uses as well.
+// body through peat::impl::c_call, which turns peat::impl::Error, std::bad_alloc
+// and any other exception into a status and the thread's last-error message,
+// prefixed with the function's name (lib/core/guard.hpp, the library's one
+// barrier). No C++ exception ever crosses the ABI. The argument checks all
+// entry points share sit here too; the versioned-struct rule is the core's
+// (lib/core/versioned_struct.hpp), which lib/ uses as well.
 #pragma once
 
 #include <peat/core.h>
 
 #include "lib/core/error.hpp"
+#include "lib/core/guard.hpp"
 #include "lib/core/versioned_struct.hpp"
 
 #include <new>
@@ -18,22 +20,7 @@ namespace peat::impl {
 
 template <typename Body>
 peat_status_t c_call(std::string_view function, Body&& body) noexcept {
-  try {
-    body();
-    return PEAT_STATUS_OK;
-  } catch (const Error& e) {
-    try { set_last_error(fmt::format("{}: {}", function, e.what())); } catch (...) {}
-    return e.status();
-  } catch (const std::bad_alloc&) {
-    try { set_last_error(fmt::format("{}: out of memory", function)); } catch (...) {}
-    return PEAT_STATUS_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    try { set_last_error(fmt::format("{}: internal error: {}", function, e.what())); } catch (...) {}
-    return PEAT_STATUS_INTERNAL;
-  } catch (...) {
-    try { set_last_error(fmt::format("{}: internal error: unknown exception", function)); } catch (...) {}
-    return PEAT_STATUS_INTERNAL;
-  }
+  return guarded(function, [](std::string message) { set_last_error(std::move(message)); }, body);
 }
 
 template <typename T>
@@ -46,6 +33,13 @@ template <typename T>
 T& deref(T* pointer, std::string_view name) {
   require_arg(pointer, name);
   return *pointer;
+}
+
+// An entry point on one handle: checks it, then runs body(object) behind the
+// barrier.
+template <typename H, typename Body>
+peat_status_t c_with(std::string_view function, H* handle, std::string_view handle_name, Body&& body) noexcept {
+  return c_call(function, [&] { body(deref(handle, handle_name)); });
 }
 
 // An entry point that checks `handle`, then `out`, and stores get(*handle)

@@ -9,45 +9,46 @@
 
 #include <cmath>
 
+using namespace peat::impl;  // the C layer forwards to the core (lib/)
+
 extern "C" {
 
-PEAT_API uint32_t peat_version_number(void) { return peat::impl::kVersionNumber; }
-PEAT_API const char* peat_version_string(void) { return peat::impl::version_string(); }
-PEAT_API uint32_t peat_abi_version(void) { return peat::impl::kAbiVersion; }
+PEAT_API uint32_t peat_version_number(void) { return kVersionNumber; }
+PEAT_API const char* peat_version_string(void) { return version_string(); }
+PEAT_API uint32_t peat_abi_version(void) { return kAbiVersion; }
 
-PEAT_API const char* peat_status_string(peat_status_t status) { return peat::impl::status_name(status); }
-PEAT_API const char* peat_last_error_message(void) { return peat::impl::last_error(); }
-PEAT_API void peat_clear_last_error(void) { peat::impl::clear_last_error(); }
+PEAT_API const char* peat_status_string(peat_status_t status) { return status_name(status); }
+PEAT_API const char* peat_last_error_message(void) { return last_error(); }
+PEAT_API void peat_clear_last_error(void) { clear_last_error(); }
 
 PEAT_API peat_status_t peat_dtype_from_name(const char* name, DLDataType* out) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(name, "name");
-    peat::impl::require_arg(out, "out");
-    auto dtype = peat::impl::dtype_from_name(name);
-    if (!dtype) peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown dtype name '{}'", name);
+  return c_call(__func__, [&] {
+    require_arg(name, "name");
+    require_arg(out, "out");
+    auto dtype = dtype_from_name(name);
+    if (!dtype) fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown dtype name '{}'", name);
     *out = *dtype;
   });
 }
 
-PEAT_API const char* peat_dtype_name(DLDataType dtype) { return peat::impl::dtype_name(dtype); }
-PEAT_API size_t peat_dtype_size(DLDataType dtype) { return peat::impl::dtype_size(dtype); }
-PEAT_API int peat_dtype_is_supported_float(DLDataType dtype) { return peat::impl::float_kind(dtype) ? 1 : 0; }
+PEAT_API const char* peat_dtype_name(DLDataType dtype) { return dtype_name(dtype); }
+PEAT_API size_t peat_dtype_size(DLDataType dtype) { return dtype_size(dtype); }
+PEAT_API int peat_dtype_is_supported_float(DLDataType dtype) { return float_kind(dtype) ? 1 : 0; }
 
-PEAT_API peat_status_t peat_dtype_mantissa_bits(DLDataType dtype, int32_t* out_bits,
-                                                double* out_unit_roundoff) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(out_bits, "out_bits");
-    const peat::impl::Float kind = peat::impl::require_float(dtype, "dtype");
-    const int bits = peat::impl::mantissa_bits(kind);
+PEAT_API peat_status_t peat_dtype_mantissa_bits(DLDataType dtype, int32_t* out_bits, double* out_unit_roundoff) {
+  return c_call(__func__, [&] {
+    require_arg(out_bits, "out_bits");
+    const Float kind = require_float(dtype, "dtype");
+    const int bits = mantissa_bits(kind);
     *out_bits = bits;
     if (out_unit_roundoff) *out_unit_roundoff = std::ldexp(1.0, -(bits + 1));
   });
 }
 
 PEAT_API peat_status_t peat_tensor_numel(const DLTensor* tensor, int64_t* out_numel) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(out_numel, "out_numel");
-    *out_numel = peat::impl::make_view(tensor, "tensor").numel;
+  return c_call(__func__, [&] {
+    require_arg(out_numel, "out_numel");
+    *out_numel = make_view(tensor, "tensor").numel;
   });
 }
 

@@ -8,11 +8,13 @@
 
 #include <memory>
 
+using namespace peat::impl;  // the C layer forwards to the core (lib/)
+
 namespace {
 
 peat_trace_reader_t* open_reader(const char* path, const peat_trace_reader_options_t* options, bool recover) {
-  peat::impl::require_arg(path, "path");
-  const auto opts = peat::impl::read_options(options, "options", peat_trace_reader_options_init);
+  require_arg(path, "path");
+  const auto opts = read_options(options, "options", peat_trace_reader_options_init);
   return std::make_unique<peat_trace_reader>(path, opts, recover).release();
 }
 
@@ -21,36 +23,35 @@ peat_trace_reader_t* open_reader(const char* path, const peat_trace_reader_optio
 extern "C" {
 
 PEAT_API void peat_trace_reader_options_init(peat_trace_reader_options_t* options) {
-  if (options) *options = peat::impl::trace::default_reader_options();
+  if (options) *options = trace::default_reader_options();
 }
-PEAT_API void peat_trace_filter_init(peat_trace_filter_t* p) { if (p) *p = peat::impl::trace::default_filter(); }
+PEAT_API void peat_trace_filter_init(peat_trace_filter_t* p) { if (p) *p = trace::default_filter(); }
 
 PEAT_API peat_status_t peat_trace_open(const char* path, const peat_trace_reader_options_t* options,
                                        peat_trace_reader_t** out_reader) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(path, "path");
-    peat::impl::require_arg(out_reader, "out_reader");
+  return c_call(__func__, [&] {
+    require_arg(path, "path");
+    require_arg(out_reader, "out_reader");
     *out_reader = open_reader(path, options, false);
   });
 }
 
 PEAT_API peat_status_t peat_trace_recover(const char* path, const peat_trace_reader_options_t* options,
                                           peat_trace_reader_t** out_reader, peat_trace_recovery_t* out_recovery) {
-  return peat::impl::c_call(__func__, [&] {
-    peat::impl::require_arg(path, "path");
-    peat::impl::require_arg(out_reader, "out_reader");
-    if (out_recovery) peat::impl::require_struct(out_recovery, "out_recovery");
+  return c_call(__func__, [&] {
+    require_arg(path, "path");
+    require_arg(out_reader, "out_reader");
+    if (out_recovery) require_struct(out_recovery, "out_recovery");
     std::unique_ptr<peat_trace_reader> reader(open_reader(path, options, true));
-    if (out_recovery) peat::impl::write_versioned(out_recovery, peat::impl::trace::recovery_view(*reader), "out_recovery");
+    if (out_recovery) write_versioned(out_recovery, trace::recovery_view(*reader), "out_recovery");
     *out_reader = reader.release();
   });
 }
 
 PEAT_API peat_status_t peat_trace_skipped(const peat_trace_reader_t* reader, uint64_t* out_count,
                                           const char** out_first) {
-  return peat::impl::c_call(__func__, [&] {
-    const auto& r = peat::impl::deref(reader, "reader");
-    peat::impl::require_arg(out_count, "out_count");
+  return c_with(__func__, reader, "reader", [&](const auto& r) {
+    require_arg(out_count, "out_count");
     *out_count = r.skipped().size();
     if (out_first) *out_first = r.skipped().empty() ? "" : r.skipped().front().why.c_str();
   });
@@ -58,10 +59,9 @@ PEAT_API peat_status_t peat_trace_skipped(const peat_trace_reader_t* reader, uin
 
 PEAT_API peat_status_t peat_trace_copy_intact(const peat_trace_reader_t* reader, const char* out_path,
                                               uint64_t* out_written, uint64_t* out_dropped) {
-  return peat::impl::c_call(__func__, [&] {
-    const auto& r = peat::impl::deref(reader, "reader");
-    peat::impl::require_arg(out_path, "out_path");
-    const peat::impl::trace::CopyResult result = peat::impl::trace::copy_intact(r, out_path);
+  return c_with(__func__, reader, "reader", [&](const auto& r) {
+    require_arg(out_path, "out_path");
+    const trace::CopyResult result = trace::copy_intact(r, out_path);
     if (out_written) *out_written = result.written;
     if (out_dropped) *out_dropped = result.dropped;
   });
@@ -70,42 +70,39 @@ PEAT_API peat_status_t peat_trace_copy_intact(const peat_trace_reader_t* reader,
 PEAT_API void peat_trace_close(peat_trace_reader_t* reader) { delete reader; }
 
 PEAT_API peat_status_t peat_trace_run_info(const peat_trace_reader_t* reader, peat_trace_run_info_t* out) {
-  return peat::impl::c_get_struct(__func__, reader, "reader", out, peat::impl::trace::run_info_view);
+  return c_get_struct(__func__, reader, "reader", out, trace::run_info_view);
 }
 
 PEAT_API peat_status_t peat_trace_tag(const peat_trace_reader_t* reader, uint64_t index, const char** out_key,
                                       const char** out_value) {
-  return peat::impl::c_call(__func__, [&] {
-    const auto& r = peat::impl::deref(reader, "reader");
-    peat::impl::require_arg(out_key, "out_key");
-    peat::impl::require_arg(out_value, "out_value");
-    peat::impl::trace::tag_view(r, index, out_key, out_value);
+  return c_with(__func__, reader, "reader", [&](const auto& r) {
+    require_arg(out_key, "out_key");
+    require_arg(out_value, "out_value");
+    trace::tag_view(r, index, out_key, out_value);
   });
 }
 
 PEAT_API peat_status_t peat_trace_record_count(const peat_trace_reader_t* reader, uint64_t* out_count) {
-  return peat::impl::c_get(__func__, reader, "reader", out_count, "out_count", [](auto& r) { return r.size(); });
+  return c_get(__func__, reader, "reader", out_count, "out_count", [](auto& r) { return r.size(); });
 }
 
 PEAT_API peat_status_t peat_trace_record_info(const peat_trace_reader_t* reader, uint64_t index,
                                               peat_trace_record_info_t* out) {
-  return peat::impl::c_get_struct(__func__, reader, "reader", out,
-                            [&](auto& r) { return peat::impl::trace::record_info_view(r, index); });
+  return c_get_struct(__func__, reader, "reader", out, [&](auto& r) { return trace::record_info_view(r, index); });
 }
 
 PEAT_API peat_status_t peat_trace_attr(const peat_trace_reader_t* reader, uint64_t index, uint64_t attr,
                                        peat_attr_t* out) {
-  return peat::impl::c_get(__func__, reader, "reader", out, "out",
-                     [&](auto& r) { return peat::impl::trace::attr_of(r, index, attr); });
+  return c_get(__func__, reader, "reader", out, "out", [&](auto& r) { return trace::attr_of(r, index, attr); });
 }
 
 PEAT_API peat_status_t peat_trace_next(const peat_trace_reader_t* reader, const peat_trace_filter_t* filter,
                                        uint64_t start, uint64_t* out_index) {
   bool found = false;
-  const peat_status_t status = peat::impl::c_call(__func__, [&] {
-    const auto& r = peat::impl::deref(reader, "reader");
-    peat::impl::require_arg(out_index, "out_index");
-    const auto next = peat::impl::trace::next_match(r, peat::impl::read_options(filter, "filter", peat_trace_filter_init), start);
+  const peat_status_t status = c_call(__func__, [&] {
+    const auto& r = deref(reader, "reader");
+    require_arg(out_index, "out_index");
+    const auto next = trace::next_match(r, read_options(filter, "filter", peat_trace_filter_init), start);
     if ((found = next.has_value())) *out_index = *next;
   });
   return status == PEAT_STATUS_OK && !found ? PEAT_STATUS_NOT_FOUND : status;
@@ -113,28 +110,26 @@ PEAT_API peat_status_t peat_trace_next(const peat_trace_reader_t* reader, const 
 
 PEAT_API peat_status_t peat_trace_tensor_count(const peat_trace_reader_t* reader, uint64_t index,
                                                peat_trace_slot_t slot, uint64_t* out_count) {
-  return peat::impl::c_get(__func__, reader, "reader", out_count, "out_count", [&](auto& r) {
-    peat::impl::trace::check_slot(slot);
+  return c_get(__func__, reader, "reader", out_count, "out_count", [&](auto& r) {
+    trace::check_slot(slot);
     return r.tensor_count(index, slot);
   });
 }
 
 PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader, uint64_t index,
                                               peat_trace_slot_t slot, uint64_t tensor, peat_trace_tensor_info_t* out) {
-  return peat::impl::c_call(__func__, [&] {
-    const auto& r = peat::impl::deref(reader, "reader");
-    const peat_trace_tensor_info_t info = peat::impl::trace::tensor_info_view(r, index, slot, tensor);
-    peat::impl::write_versioned(out, info, "out");
+  return c_with(__func__, reader, "reader", [&](const auto& r) {
+    const peat_trace_tensor_info_t info = trace::tensor_info_view(r, index, slot, tensor);
+    write_versioned(out, info, "out");
   });
 }
 
 PEAT_API peat_status_t peat_trace_load_tensor(const peat_trace_reader_t* reader, uint64_t index,
                                               peat_trace_slot_t slot, uint64_t tensor, void* dst, size_t capacity) {
-  return peat::impl::c_call(__func__, [&] {
-    const auto& r = peat::impl::deref(reader, "reader");
-    peat::impl::trace::check_slot(slot);
+  return c_with(__func__, reader, "reader", [&](const auto& r) {
+    trace::check_slot(slot);
     if (dst == nullptr && capacity > 0)
-      peat::impl::fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'dst' is NULL but capacity is {}", capacity);
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'dst' is NULL but capacity is {}", capacity);
     r.load(index, slot, tensor, dst, capacity);
   });
 }
@@ -142,8 +137,8 @@ PEAT_API peat_status_t peat_trace_load_tensor(const peat_trace_reader_t* reader,
 PEAT_API peat_status_t peat_trace_load_tensor_alloc(const peat_trace_reader_t* reader, uint64_t index,
                                                     peat_trace_slot_t slot, uint64_t tensor,
                                                     DLManagedTensor** out_tensor) {
-  return peat::impl::c_get(__func__, reader, "reader", out_tensor, "out_tensor",
-                     [&](auto& r) { return peat::impl::trace::load_owned(r, index, slot, tensor); });
+  return c_get(__func__, reader, "reader", out_tensor, "out_tensor",
+                     [&](auto& r) { return trace::load_owned(r, index, slot, tensor); });
 }
 
 PEAT_API void peat_trace_tensor_free(DLManagedTensor* tensor) {
@@ -151,8 +146,8 @@ PEAT_API void peat_trace_tensor_free(DLManagedTensor* tensor) {
 }
 
 PEAT_API peat_status_t peat_trace_verify(const peat_trace_reader_t* reader, uint64_t* out_tensors) {
-  return peat::impl::c_call(__func__, [&] {
-    const uint64_t checked = peat::impl::trace::verify_payloads(peat::impl::deref(reader, "reader"));
+  return c_call(__func__, [&] {
+    const uint64_t checked = trace::verify_payloads(deref(reader, "reader"));
     if (out_tensors) *out_tensors = checked;
   });
 }

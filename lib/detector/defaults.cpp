@@ -1,0 +1,62 @@
+#include "lib/detector/defaults.hpp"
+
+#include "lib/analyzer/analyze.hpp"
+#include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
+#include "lib/detector/detector.hpp"
+
+#include <cstring>
+
+namespace peat::impl::detector {
+
+peat_detect_context_t default_context() noexcept {
+  peat_detect_context_t context;
+  std::memset(&context, 0, sizeof context);
+  context.struct_size = sizeof(peat_detect_context_t);
+  context.op_kind = PEAT_OP_KIND_UNKNOWN;
+  context.rounding_slack = 4.0;
+  return context;
+}
+
+peat_detection_t empty_detection() noexcept {
+  peat_detection_t detection;
+  std::memset(&detection, 0, sizeof detection);
+  detection.struct_size = sizeof(peat_detection_t);
+  return detection;
+}
+
+void require_exact_size(uint32_t got, std::size_t want, const char* name) {
+  if (got != want)
+    fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
+}
+
+namespace {
+
+// An older signature is read into a full struct whose new fields are zero.
+const peat_signature_t* full_signature(const peat_signature_t* sig, peat_signature_t& buffer, const char* name) {
+  if (sig == nullptr) return nullptr;
+  buffer = read_versioned(sig, analyzer::empty_signature(), name);
+  return &buffer;
+}
+
+}  // namespace
+
+void detect_from_c(const peat_signature_t* signature, const peat_detect_context_t* context, peat_detection_t* out) {
+  if (signature == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'signature' is NULL");
+  if (out == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'out' is NULL");
+  require_exact_size(out->struct_size, sizeof(peat_detection_t), "out");
+  out->verdict_count = 0;
+  peat_signature_t sig_buf, rerun_buf, ref_buf, diff_buf;
+  const peat_signature_t* sig = full_signature(signature, sig_buf, "signature");
+  peat_detect_context_t ctx =
+      read_options(context, "context", [](peat_detect_context_t* c) { *c = default_context(); });
+  if (ctx.map != nullptr) require_exact_size(ctx.map->struct_size, sizeof(peat_spatial_map_t), "context.map");
+  ctx.rerun = full_signature(ctx.rerun, rerun_buf, "context.rerun");
+  ctx.reference = full_signature(ctx.reference, ref_buf, "context.reference");
+  ctx.rerun_diff = full_signature(ctx.rerun_diff, diff_buf, "context.rerun_diff");
+  peat_detection_t result = empty_detection();
+  detect(*sig, ctx, result);
+  std::memcpy(out, &result, sizeof result);
+}
+
+}  // namespace peat::impl::detector

@@ -1,0 +1,23 @@
+// The defaults of the Detector's C structs (peat/detector.h) and the reading of
+// peat_detect's inputs by the versioned rule: the C layer forwards here.
+#pragma once
+
+#include <peat/detector.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peat::impl::detector {
+
+peat_detect_context_t default_context() noexcept;
+peat_detection_t empty_detection() noexcept;
+
+// peat_detect: reads the signature and the context's signatures by the
+// versioned rule (this library's size or the 0.1 size, whose new fields read as
+// absent), checks `out` and the context's map, detects, and fills *out.
+void detect_from_c(const peat_signature_t* signature, const peat_detect_context_t* context, peat_detection_t* out);
+
+// Throws VERSION_MISMATCH unless `got` is this library's struct size `want`.
+void require_exact_size(uint32_t got, std::size_t want, const char* name);
+
+}  // namespace peat::impl::detector
