@@ -23,6 +23,9 @@ namespace peat::trace {
 // buffers, valid while the reader is open.
 peat_attr_t attr_view(const fb::Attr& attr) noexcept;
 
+// Name of a tensor slot in messages: "inputs", "outputs", "tensors".
+const char* slot_name(peat_trace_slot_t slot) noexcept;
+
 struct RecordEntry {
   uint64_t offset = 0;          // frame offset in the file
   uint64_t bytes = 0;           // frame bytes
