@@ -32,6 +32,23 @@ std::optional<trace::TensorRef> Profiler::find_content(Job& job, const trace::Co
   return contents_.find(key);
 }
 
+void Profiler::choose_base(Job& job, trace::TensorData& t, peat_trace_slot_t slot, uint32_t index) {
+  if (bases_.capacity() == 0 || t.bytes.size() > kMaxDeltaTensorBytes || trace::element_size(t.dtype) < 2) return;
+  Job::Content& c = job.contents.back();
+  c.base_key = delta_key(job.name_key, slot, index, t.dtype, t.shape, t.bytes.size());
+  {
+    std::lock_guard lock(content_mutex_);
+    if (std::optional<DeltaBases::Base> b = bases_.use(c.base_key)) {
+      t.base = b->target;
+      t.base_bytes = std::move(b->bytes);
+      return;
+    }
+  }
+  // No base for this position yet (or it served its versions): this version,
+  // stored whole, becomes it once its record has a number (settle_contents).
+  c.keep = std::make_shared<const std::vector<std::byte>>(t.bytes);
+}
+
 trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& what, void* stream, Job& job,
                                     peat_trace_slot_t slot, uint32_t index) {
   const TensorView v = make_view(arg.tensor, what);
@@ -77,6 +94,7 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
     // One pass on the training thread: copy into fresh storage (resize would
     // zero-fill megabytes first, then the copy writes them again).
     t.bytes.assign(v.base, v.base + bytes);
+    if (addressed) choose_base(job, t, slot, index);
     return t;
   }
   t.bytes.resize(bytes);
@@ -89,6 +107,7 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
         return t;
       }
       job.contents.push_back({key, slot, index, Job::Content::kStored, arg});
+      choose_base(job, t, slot, index);
     }
     return t;
   }
@@ -139,6 +158,9 @@ void Profiler::settle_contents(Job& job) {
       c.kind = Job::Content::kStored;
     }
     if (const std::optional<trace::TensorRef> hit = contents_.find(c.key)) {
+      t.base.reset();  // a reference after all: no delta, no base
+      t.base_bytes.reset();
+      c.keep.reset();
       t.ref = *hit;
       if (hit->seq != job.seq) job.ref_targets.push_back(hit->seq);
       job.bytes -= std::min<uint64_t>(job.bytes, t.bytes.size());
@@ -147,6 +169,17 @@ void Profiler::settle_contents(Job& job) {
       continue;
     }
     contents_.insert(c.key, trace::TensorRef{job.seq, c.slot, c.index});
+    if (t.base) {
+      // A base forgotten since the capture (its record failed, or evicted)
+      // may not be in the file: the tensor is stored whole instead.
+      if (bases_.holds(c.base_key, *t.base)) {
+        job.ref_targets.push_back(t.base->seq);
+      } else {
+        t.base.reset();
+        t.base_bytes.reset();
+      }
+    }
+    if (c.keep) bases_.insert(c.base_key, trace::TensorRef{job.seq, c.slot, c.index}, std::move(c.keep));
   }
 }
 

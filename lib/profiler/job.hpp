@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ struct Profiler::Job {
     uint32_t index = 0;
     Kind kind = kStored;
     TensorArg source;  // borrowed while the record call runs (a copy when a reference falls through)
+    DeltaKey base_key;  // its position for XOR deltas (format 1.3)
+    std::shared_ptr<const std::vector<std::byte>> keep;  // set: a copy to become its position's base
   };
+  uint64_t name_key = 0;  // record name part of DeltaKey: op id or checkpoint_key_name
   uint64_t seq = 0;
   std::vector<Content> contents;
   std::vector<uint64_t> ref_targets;  // numbers of the other records its references name

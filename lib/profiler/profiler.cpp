@@ -26,7 +26,8 @@ Profiler::Profiler(Session& session, const peat_profiler_options_t& o)
       policy_(o.full_queue_policy),
       default_record_(o.default_record != 0),
       budget_(o.byte_budget),
-      contents_(static_cast<std::size_t>(std::min<uint64_t>(o.content_index_entries, uint64_t{1} << 24))) {
+      contents_(static_cast<std::size_t>(std::min<uint64_t>(o.content_index_entries, uint64_t{1} << 24))),
+      bases_(o.codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && o.content_index_entries > 0 ? o.queue_bytes : 0) {
   if (o.path == nullptr || *o.path == '\0') fail(PEAT_STATUS_INVALID_ARGUMENT, "options.path is NULL or empty");
   if (codec_ != PEAT_TRACE_CODEC_RAW && codec_ != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.codec {} is not a peat_trace_codec_code value (0..1)", codec_);
@@ -127,6 +128,7 @@ bool Profiler::record_op(const OpArgs& a, uint64_t* out_call) {
   // for staging still in flight) goes first, then the buffers it writes into.
   trace::OpData op;
   auto job = std::make_unique<Job>();
+  job->name_key = a.op;
   op.op = session_.op_name(a.op);
   op.phase = a.phase < 0 ? session_.phase() : a.phase;
   op.module_path = a.module_path ? a.module_path : "";
@@ -185,6 +187,7 @@ bool Profiler::record_checkpoint(const char* name, int64_t step, const TensorLis
   auto job = std::make_unique<Job>();
   cp.name = name ? name : "";
   cp.step = step < 0 ? session_.step() : step;
+  job->name_key = checkpoint_key_name(cp.name);
   check_list(tensors, "tensors");
   if (budget_ != 0 && over_budget(job->bytes + cp.name.size() + list_bytes(tensors, "tensors"))) return false;
   for (uint64_t i = 0; i < tensors.n; ++i) {

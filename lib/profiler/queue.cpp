@@ -61,6 +61,7 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
     } catch (...) {  // (allocation) the number is not used: the index must not name it
       std::lock_guard content_lock(content_mutex_);
       contents_.forget(job->seq);
+      bases_.forget(job->seq);
       throw;
     }
   }
@@ -210,6 +211,7 @@ void Profiler::writer_loop() noexcept {
       {
         std::lock_guard content_lock(content_mutex_);
         contents_.forget(job->seq);
+        bases_.forget(job->seq);
       }
       if (next_seq_ > job->seq + 1) lost_records_.emplace_back(job->seq, next_seq_);
     }

@@ -61,10 +61,13 @@ void Reader::check_payload(uint64_t index, peat_trace_slot_t slot, uint64_t t) c
   const DLDataType dtype{td.dtype_code(), td.dtype_bits(), td.dtype_lanes()};
   // One stream per byte plane below: elements wider than 16 bytes (vector
   // lanes) are decoded whole instead, within the per-record memory cap.
-  const bool whole = raw <= kWholeDecodeBytes ||
+  // A delta (format 1.3) is decoded whole with its base, as load does: its
+  // bytes are its base's XOR the decoded payload (three buffers of its size).
+  const bool delta = codec == PEAT_TRACE_CODEC_XOR_DELTA_SHUFFLE_ZSTD;
+  const bool whole = raw <= kWholeDecodeBytes || delta ||
                      (codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && element_size(dtype) > kMaxStreams);
   if (whole) {
-    if (raw > kWholeDecodeBytes && raw > options_.max_record_bytes)
+    if (raw > kWholeDecodeBytes && (delta ? raw > options_.max_record_bytes / 3 : raw > options_.max_record_bytes))
       fail(PEAT_STATUS_OUT_OF_MEMORY, "{}: record {} at byte {}: {}[{}] of {} bytes with {}-byte elements is above "
            "options.max_record_bytes ({}) and cannot be checked in chunks", path_, index, e.offset, slot_name(slot), t,
            raw, element_size(dtype), options_.max_record_bytes);

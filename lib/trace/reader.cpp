@@ -317,7 +317,7 @@ Reader::Frame Reader::read_frame(uint64_t offset, uint64_t limit, RecordEntry& o
     return Frame::kDefect;
   }
   const fb::Record* rec = fb::GetRecord(meta.get());
-  why = check_body(rec, kind, payload_len, minor_ >= kMinorWithRefs);
+  why = check_body(rec, kind, payload_len, minor_);
   if (!why.empty()) return Frame::kDefect;
   out.raw_total = raw_total_of(rec, kind);
   out.has_seq = rec->seq().has_value();

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "trace/codec.hpp"
+#include "trace/delta.hpp"
 #include "trace/record.hpp"
 #include "trace/trace_generated.h"
 
@@ -58,39 +59,51 @@ uint64_t position(const RecordEntry& e, peat_trace_slot_t slot, uint64_t t) {
 }
 }  // namespace
 
-TensorLoc Reader::resolve(uint64_t index, peat_trace_slot_t slot, uint64_t t) const {
+TensorLoc Reader::locate(uint64_t index, peat_trace_slot_t slot, uint64_t t, uint64_t seq,
+                         peat_trace_slot_t to_slot, uint64_t to_t, const char* verb, bool delta) const {
   const fb::Tensor& td = tensor(index, slot, t);
-  if (!td.ref_seq().has_value()) return {index, slot, t};
   const RecordEntry& e = entries_[index];
-  const uint64_t seq = *td.ref_seq();
-  const auto ref_slot = static_cast<peat_trace_slot_t>(td.ref_slot());
-  const uint64_t ref_t = td.ref_index();
   const auto bad_ref = [&](const std::string& why) {
-    fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] refers to {}[{}] of the record numbered {}: {}",
-         path_, index, e.offset, slot_name(slot), t, slot_name(ref_slot), ref_t, seq, why);
+    fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] {} {}[{}] of the record numbered {}: {}", path_,
+         index, e.offset, slot_name(slot), t, verb, slot_name(to_slot), to_t, seq, why);
   };
   // Records are listed in increasing sequence numbers: find the target's entry.
   const auto it = std::lower_bound(entries_.begin(), entries_.end(), seq,
                                    [](const RecordEntry& x, uint64_t s) { return x.seq < s; });
-  if (seq > e.seq) bad_ref("a later record (references point backwards)");
+  if (seq > e.seq) bad_ref("a later record (references and delta bases point backwards)");
   if (it == entries_.end() || it->seq != seq || !it->has_seq)
     bad_ref("this file does not hold that record (lost when the writer was killed, damaged, or left out of a "
-            "recovered copy); the reference is not followed");
+            "recovered copy); it is not followed");
   const uint64_t target = static_cast<uint64_t>(it - entries_.begin());
-  const bool op_slot = ref_slot == PEAT_TRACE_SLOT_INPUT || ref_slot == PEAT_TRACE_SLOT_OUTPUT;
+  const bool op_slot = to_slot == PEAT_TRACE_SLOT_INPUT || to_slot == PEAT_TRACE_SLOT_OUTPUT;
   if ((it->kind == PEAT_TRACE_KIND_OP) != op_slot || (it->kind != PEAT_TRACE_KIND_OP && it->kind != PEAT_TRACE_KIND_CHECKPOINT))
     bad_ref(fmt::format("that record (kind {}) has no such slot", it->kind));
-  if (ref_t >= tensor_count(target, ref_slot))
-    bad_ref(fmt::format("that record has {} tensors there", tensor_count(target, ref_slot)));
-  if (target == index && position(*it, ref_slot, ref_t) >= position(e, slot, t))
+  if (to_t >= tensor_count(target, to_slot))
+    bad_ref(fmt::format("that record has {} tensors there", tensor_count(target, to_slot)));
+  if (target == index && position(*it, to_slot, to_t) >= position(e, slot, t))
     bad_ref("not an earlier tensor of the same record");
-  const fb::Tensor& stored = tensor(target, ref_slot, ref_t);
+  const fb::Tensor& stored = tensor(target, to_slot, to_t);
   if (stored.ref_seq().has_value()) bad_ref("that tensor is itself a reference (references name stored bytes)");
+  if (delta && stored.base_seq().has_value()) bad_ref("that tensor is itself a delta (a base is stored whole)");
   if (stored.raw_bytes() != td.raw_bytes() || stored.dtype_code() != td.dtype_code() ||
       stored.dtype_bits() != td.dtype_bits() || stored.dtype_lanes() != td.dtype_lanes())
     bad_ref(fmt::format("its dtype or size ({} bytes) differs from this tensor's ({} bytes)", stored.raw_bytes(),
                         td.raw_bytes()));
-  return {target, ref_slot, ref_t};
+  return {target, to_slot, to_t};
+}
+
+TensorLoc Reader::resolve(uint64_t index, peat_trace_slot_t slot, uint64_t t) const {
+  const fb::Tensor& td = tensor(index, slot, t);
+  if (!td.ref_seq().has_value()) return {index, slot, t};
+  return locate(index, slot, t, *td.ref_seq(), static_cast<peat_trace_slot_t>(td.ref_slot()), td.ref_index(),
+                "refers to", false);
+}
+
+std::optional<TensorLoc> Reader::base(uint64_t index, peat_trace_slot_t slot, uint64_t t) const {
+  const fb::Tensor& td = tensor(index, slot, t);
+  if (!td.base_seq().has_value()) return std::nullopt;
+  return locate(index, slot, t, *td.base_seq(), static_cast<peat_trace_slot_t>(td.base_slot()), td.base_index(),
+                "is a delta against", true);
 }
 
 void Reader::load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst, std::size_t capacity) const {
@@ -122,10 +135,23 @@ void Reader::load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst,
                                                 : fmt::format("holds {} bytes", declared), raw);
     }
     std::vector<std::byte> scratch;
-    const char* why = decode(codec, encoded.data(), encoded.size(), out, raw, element_size(dt), scratch);
-    if (*why)
-      fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: {}", path_, index, e.offset,
-           slot_name(slot), t, at, why);
+    if (codec == PEAT_TRACE_CODEC_XOR_DELTA_SHUFFLE_ZSTD) {
+      // Format 1.3: the base's bytes first, then the decoded XOR applied to them.
+      const std::optional<TensorLoc> b = base(index, slot, t);
+      load(b->index, b->slot, b->t, out, raw);
+      std::vector<std::byte> delta(raw);
+      const char* why = decode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, encoded.data(), encoded.size(), delta.data(), raw,
+                               element_size(dt), scratch);
+      if (*why)
+        fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: {}", path_, index,
+             e.offset, slot_name(slot), t, at, why);
+      xor_into(out, delta.data(), raw);
+    } else {
+      const char* why = decode(codec, encoded.data(), encoded.size(), out, raw, element_size(dt), scratch);
+      if (*why)
+        fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: {}", path_, index,
+             e.offset, slot_name(slot), t, at, why);
+    }
   }
   if (checksum(out, raw) != td.checksum())
     fail(PEAT_STATUS_CORRUPT_DATA, "{}: record {} at byte {}: {}[{}] payload at byte {}: checksum mismatch", path_,

@@ -39,7 +39,7 @@ namespace {
 uint64_t zstd_decoded_bound(uint64_t enc) { return (enc / 3 + 1) * (uint64_t{128} << 10); }
 
 // Checks one tensor description against the record's payload; "" when sound.
-std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len, bool allow_refs) {
+std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len, uint16_t minor) {
   if (t == nullptr) return "null tensor entry";
   if (std::string why = check_str(t->name(), "name"); !why.empty()) return why;
   if (t->dtype_bits() == 0 || t->dtype_lanes() == 0) return "tensor dtype has zero bits or lanes";
@@ -70,7 +70,8 @@ std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len, bool al
   }
   if (t->storage_offset() < 0) return fmt::format("tensor storage offset {} is negative", t->storage_offset());
   if (t->ref_seq().has_value()) {  // format 1.2: a reference, resolved when it is loaded (Reader::resolve)
-    if (!allow_refs) return "tensor reference (format 1.2) in a file of an older format";
+    if (minor < kMinorWithRefs) return "tensor reference (format 1.2) in a file of an older format";
+    if (t->base_seq().has_value()) return "tensor reference with a delta base";
     if (t->ref_slot() > PEAT_TRACE_SLOT_CHECKPOINT)
       return fmt::format("tensor reference to unknown slot {}", static_cast<int>(t->ref_slot()));
     if (t->codec() != fb::Codec::Raw || t->encoded_bytes() != 0 || t->payload_offset() != 0)
@@ -78,27 +79,34 @@ std::string check_tensor_desc(const fb::Tensor* t, uint64_t payload_len, bool al
     return {};
   }
   const auto codec = static_cast<peat_trace_codec_t>(t->codec());
-  if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
+  const bool delta = codec == PEAT_TRACE_CODEC_XOR_DELTA_SHUFFLE_ZSTD;
+  if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD && !delta)
     return fmt::format("tensor has unknown codec {}", static_cast<int>(codec));
+  if (delta && minor < kMinorWithDeltas)
+    return "XOR-delta tensor (codec 2, format 1.3) in a file of an older format";
+  if (delta != t->base_seq().has_value())
+    return delta ? "XOR-delta tensor without a base" : "tensor with a delta base but not the XOR-delta codec";
+  if (delta && t->base_slot() > PEAT_TRACE_SLOT_CHECKPOINT)
+    return fmt::format("XOR-delta tensor whose base is in unknown slot {}", static_cast<int>(t->base_slot()));
   const uint64_t enc = t->encoded_bytes();
   if (enc > payload_len || t->payload_offset() > payload_len - enc)
     return fmt::format("tensor payload [{}, +{}) lies outside the record's {}-byte payload", t->payload_offset(), enc,
                        payload_len);
   if (codec == PEAT_TRACE_CODEC_RAW && enc != raw)
     return fmt::format("raw tensor has {} encoded bytes but {} decoded bytes", enc, raw);
-  if (codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && enc > encoded_bound(codec, raw))
+  if (codec != PEAT_TRACE_CODEC_RAW && enc > encoded_bound(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, raw))
     return fmt::format("compressed tensor of {} bytes is larger than the bound for {} bytes", enc, raw);
-  if (codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && raw > 0 && raw > zstd_decoded_bound(enc))
+  if (codec != PEAT_TRACE_CODEC_RAW && raw > 0 && raw > zstd_decoded_bound(enc))
     return fmt::format("compressed tensor of {} bytes declares {} decoded bytes, more than zstd can decode from it",
                        enc, raw);
   return {};
 }
 
 std::string check_tensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v, const char* what,
-                          uint64_t payload_len, bool allow_refs) {
+                          uint64_t payload_len, uint16_t minor) {
   if (v == nullptr) return {};
   for (uint32_t i = 0; i < v->size(); ++i) {
-    std::string why = check_tensor_desc(v->Get(i), payload_len, allow_refs);
+    std::string why = check_tensor_desc(v->Get(i), payload_len, minor);
     if (!why.empty()) return fmt::format("{}[{}]: {}", what, i, why);
   }
   return {};
@@ -106,7 +114,7 @@ std::string check_tensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tens
 
 }  // namespace
 
-std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len, bool allow_refs) {
+std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len, uint16_t minor) {
   switch (kind) {
     case PEAT_TRACE_KIND_OP: {
       const auto* op = rec->body_as_OpInvocation();
@@ -127,15 +135,15 @@ std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_le
           if (std::string why = check_str(a->s(), fmt::format("attrs[{}].s", i)); !why.empty()) return why;
         }
       }
-      std::string why = check_tensors(op->inputs(), "inputs", payload_len, allow_refs);
-      if (why.empty()) why = check_tensors(op->outputs(), "outputs", payload_len, allow_refs);
+      std::string why = check_tensors(op->inputs(), "inputs", payload_len, minor);
+      if (why.empty()) why = check_tensors(op->outputs(), "outputs", payload_len, minor);
       return why;
     }
     case PEAT_TRACE_KIND_CHECKPOINT: {
       const auto* cp = rec->body_as_Checkpoint();
       if (cp == nullptr) return "frame kind 'checkpoint' but the metadata holds another record type";
       if (std::string why = check_str(cp->name(), "checkpoint name"); !why.empty()) return why;
-      return check_tensors(cp->tensors(), "tensors", payload_len, allow_refs);
+      return check_tensors(cp->tensors(), "tensors", payload_len, minor);
     }
     case PEAT_TRACE_KIND_SCALAR: {
       const auto* sc = rec->body_as_Scalar();

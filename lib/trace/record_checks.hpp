@@ -19,8 +19,9 @@ namespace peat::trace {
 std::string check_str(const flatbuffers::String* s, const std::string& what);
 
 // Checks a verified record's body against its frame kind and payload length
-// (`allow_refs`: tensor references of format 1.2 are legal); "" when sound.
-std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len, bool allow_refs);
+// (`minor`: the file's format minor, which decides whether tensor references
+// (1.2) and XOR-delta tensors (1.3) are legal); "" when sound.
+std::string check_body(const fb::Record* rec, uint16_t kind, uint64_t payload_len, uint16_t minor);
 
 // Decoded bytes of all tensors of a checked record (sizes checked, no overflow
 // past INT64_MAX each; the sum saturates).
