@@ -38,9 +38,13 @@ void Profiler::choose_base(Job& job, trace::TensorData& t, peat_trace_slot_t slo
   c.base_key = delta_key(job.name_key, slot, index, t.dtype, t.shape, t.bytes.size());
   {
     std::lock_guard lock(content_mutex_);
-    if (std::optional<DeltaBases::Base> b = bases_.use(c.base_key)) {
-      t.base = b->target;
-      t.base_bytes = std::move(b->bytes);
+    DeltaBases::Base b;
+    const DeltaBases::Use use = bases_.use(c.base_key, &b);
+    if (use == DeltaBases::Use::kNever) return;
+    if (use == DeltaBases::Use::kBase) {
+      t.base = b.target;
+      t.base_bytes = std::move(b.bytes);
+      t.base_misses = std::move(b.misses);
       return;
     }
   }
@@ -160,6 +164,7 @@ void Profiler::settle_contents(Job& job) {
     if (const std::optional<trace::TensorRef> hit = contents_.find(c.key)) {
       t.base.reset();  // a reference after all: no delta, no base
       t.base_bytes.reset();
+      t.base_misses.reset();
       c.keep.reset();
       t.ref = *hit;
       if (hit->seq != job.seq) job.ref_targets.push_back(hit->seq);
@@ -177,6 +182,7 @@ void Profiler::settle_contents(Job& job) {
       } else {
         t.base.reset();
         t.base_bytes.reset();
+        t.base_misses.reset();
       }
     }
     if (c.keep) bases_.insert(c.base_key, trace::TensorRef{job.seq, c.slot, c.index}, std::move(c.keep));

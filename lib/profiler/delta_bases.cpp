@@ -16,12 +16,21 @@ uint64_t checkpoint_key_name(const std::string& name) noexcept {
   return XXH3_64bits(name.data(), name.size()) | (uint64_t{1} << 63);
 }
 
-std::optional<DeltaBases::Base> DeltaBases::use(const DeltaKey& key) {
+DeltaBases::Use DeltaBases::use(const DeltaKey& key, Base* out) {
   const auto it = map_.find(key);
-  if (it == map_.end() || it->second->uses >= kMaxDeltasPerBase) return std::nullopt;
-  ++it->second->uses;
+  if (it == map_.end()) return Use::kNewBase;
+  Entry& e = *it->second;
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->base;
+  if (e.base.bytes == nullptr) return Use::kNever;
+  if (e.base.misses->load(std::memory_order_relaxed) >= kMaxMisses) {
+    held_ -= e.base.bytes->size();  // given up: the entry stays, without bytes
+    e.base.bytes.reset();
+    return Use::kNever;
+  }
+  if (e.uses >= kMaxDeltasPerBase) return Use::kNewBase;
+  ++e.uses;
+  *out = e.base;
+  return Use::kBase;
 }
 
 bool DeltaBases::holds(const DeltaKey& key, const trace::TensorRef& target) const {
@@ -32,7 +41,7 @@ bool DeltaBases::holds(const DeltaKey& key, const trace::TensorRef& target) cons
 }
 
 void DeltaBases::erase(std::list<Entry>::iterator it) {
-  held_ -= it->base.bytes->size();
+  if (it->base.bytes) held_ -= it->base.bytes->size();
   map_.erase(it->key);
   lru_.erase(it);
 }
@@ -40,10 +49,15 @@ void DeltaBases::erase(std::list<Entry>::iterator it) {
 void DeltaBases::insert(const DeltaKey& key, const trace::TensorRef& target,
                         std::shared_ptr<const std::vector<std::byte>> bytes) {
   if (bytes == nullptr || bytes->size() > capacity_) return;
-  if (const auto it = map_.find(key); it != map_.end()) erase(it->second);
-  while (held_ + bytes->size() > capacity_ && !lru_.empty()) erase(std::prev(lru_.end()));
+  uint32_t misses = 0;  // a position's misses carry over to its next base
+  if (const auto it = map_.find(key); it != map_.end()) {
+    misses = it->second->base.misses->load(std::memory_order_relaxed);
+    erase(it->second);
+  }
+  while ((held_ + bytes->size() > capacity_ || map_.size() >= kMaxPositions) && !lru_.empty())
+    erase(std::prev(lru_.end()));
   held_ += bytes->size();
-  lru_.push_front(Entry{key, Base{target, std::move(bytes)}, 0});
+  lru_.push_front(Entry{key, Base{target, std::move(bytes), std::make_shared<std::atomic<uint32_t>>(misses)}, 0});
   map_.emplace(key, lru_.begin());
 }
 

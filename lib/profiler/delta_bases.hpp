@@ -9,11 +9,13 @@
 // keeps its base's bytes alive until it is encoded, so the total is bounded by
 // this plus the queue. A base serves kMaxDeltasPerBase versions; the next one
 // is stored whole and becomes the base (deltas against an ever older base
-// grow). Not thread-safe: the profiler guards it with its content mutex.
+// grow). A position whose versions keep failing the XOR test is given up
+// (its bytes freed). Not thread-safe: the profiler guards it with its content mutex.
 #pragma once
 
 #include "trace/record.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -40,6 +42,10 @@ DeltaKey delta_key(uint64_t name, peat_trace_slot_t slot, uint32_t index, DLData
 uint64_t checkpoint_key_name(const std::string& name) noexcept;
 
 inline constexpr uint32_t kMaxDeltasPerBase = 16;
+inline constexpr uint32_t kMaxMisses = 2;
+// Positions remembered (bases and positions given up), least recently used
+// forgotten first: bounds the memory of entries without bytes.
+inline constexpr std::size_t kMaxPositions = 65536;
 // Tensors above this size are always stored whole: a reader decodes a delta
 // whole with its base (three buffers of its size), so this keeps that within
 // what it decodes whole anyway (Reader::check_payload).
@@ -52,11 +58,15 @@ class DeltaBases {
   struct Base {
     trace::TensorRef target;
     std::shared_ptr<const std::vector<std::byte>> bytes;
+    std::shared_ptr<std::atomic<uint32_t>> misses;  // versions not worth a delta (counted by the encoder)
   };
-  // The base for the next version at `key`, counted as one use; nullopt when
-  // none is kept or it has served kMaxDeltasPerBase versions (the caller then
-  // stores the tensor whole and inserts it).
-  std::optional<Base> use(const DeltaKey& key);
+  enum class Use { kBase, kNewBase, kNever };
+  // kBase: `*out` is the base for the next version at `key`, counted as one
+  // use. kNewBase: none is kept, or it has served kMaxDeltasPerBase versions:
+  // the caller stores the tensor whole and inserts it. kNever: versions at
+  // this position were not worth a delta kMaxMisses times (unrelated tensors,
+  // such as activations of other batches): no base is kept for it again.
+  Use use(const DeltaKey& key, Base* out);
   // Whether `key` still has the base stored at `target` (not forgotten).
   bool holds(const DeltaKey& key, const trace::TensorRef& target) const;
   // Makes `bytes` (stored whole at `target`) the base of `key`.

@@ -153,6 +153,7 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
               t.base_bytes->size() == t.bytes.size() &&
               encode_delta(level, t.bytes.data(), t.base_bytes->data(), t.bytes.size(), element_size(t.dtype),
                            payload, &enc);
+      if (t.base && !delta && t.base_misses) t.base_misses->fetch_add(1, std::memory_order_relaxed);
       n = delta ? enc : encode(codec, level, t.bytes.data(), t.bytes.size(), element_size(t.dtype), payload);
       payload.resize(pad8(payload.size()));
     }

@@ -5,6 +5,7 @@
 
 #include <peat/trace.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +42,9 @@ struct TensorData {
   // an XOR delta against it when that pays (trace/delta.hpp), whole otherwise.
   std::optional<TensorRef> base;
   std::shared_ptr<const std::vector<std::byte>> base_bytes;
+  // Counts the versions against this base that were not worth a delta (the
+  // profiler stops trying a position that keeps missing).
+  std::shared_ptr<std::atomic<uint32_t>> base_misses;
 };
 
 struct AttrData {

@@ -6,6 +6,7 @@
 
 #include <peat/peat.h>
 
+#include "profiler/delta_bases.hpp"
 #include "trace/delta.hpp"
 #include "trace/record.hpp"
 #include "trace/writer.hpp"
@@ -223,4 +224,31 @@ TEST_CASE("trace deltas: recovery and copies keep a delta only with its base", "
   r = open_ok(copy);
   CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
   peat_trace_close(r);
+}
+
+TEST_CASE("trace deltas: the profiler's bases stay within their byte cap and give up positions that miss",
+          "[trace][profiler]") {
+  using peat::DeltaBases;
+  DeltaBases bases(3000);
+  const auto key = [](uint64_t name) {
+    return peat::delta_key(name, PEAT_TRACE_SLOT_INPUT, 0, DLDataType{kDLFloat, 32, 1}, {256}, 1024);
+  };
+  const auto bytes = [] { return std::make_shared<const std::vector<std::byte>>(1024); };
+  DeltaBases::Base b;
+  CHECK(bases.use(key(1), &b) == DeltaBases::Use::kNewBase);
+  for (uint64_t i = 1; i <= 3; ++i) bases.insert(key(i), TensorRef{i, PEAT_TRACE_SLOT_INPUT, 0}, bytes());
+  CHECK(bases.bytes() == 2048);  // the cap holds two: the oldest went
+  CHECK(bases.use(key(1), &b) == DeltaBases::Use::kNewBase);
+  for (uint32_t n = 0; n < peat::kMaxDeltasPerBase; ++n) {
+    REQUIRE(bases.use(key(3), &b) == DeltaBases::Use::kBase);
+    CHECK(b.target.seq == 3);
+  }
+  CHECK(bases.use(key(3), &b) == DeltaBases::Use::kNewBase);  // served its versions
+  REQUIRE(bases.use(key(2), &b) == DeltaBases::Use::kBase);
+  b.misses->store(peat::kMaxMisses);
+  CHECK(bases.use(key(2), &b) == DeltaBases::Use::kNever);
+  CHECK(bases.bytes() == 1024);  // its bytes are freed
+  bases.forget(3);
+  CHECK(bases.bytes() == 0);
+  CHECK(bases.use(key(3), &b) == DeltaBases::Use::kNewBase);
 }
