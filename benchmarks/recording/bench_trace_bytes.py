@@ -3,7 +3,8 @@
 2 training steps of a torchvision ResNet-18 (10 classes, batch 16, 3x32x32
 inputs, SGD with momentum) is recorded. Prints one JSON object with the trace
 file's bytes over the raw bytes of the recorded tensors (what the records
-stand for, references included), the same with tensor references off
+stand for, references included; later versions of a weight are XOR deltas,
+format 1.3), the same with tensor references and deltas off
 (content_index_entries=0), and torch.save of the same tensors (each record's
 tensors as loaded from the trace, saved one record after another).
 
@@ -50,7 +51,7 @@ def main():
     stats = record(path)
     stats_plain = record(plain, content_index_entries=0)
     file_bytes, raw = os.path.getsize(path), stats["raw_bytes"]
-    records = tensors = references = 0
+    records = tensors = references = deltas = 0
     saved = 0
     with peat.TraceReader(path) as r:
         for rec in r.records(kinds=["op", "checkpoint"]):
@@ -60,7 +61,9 @@ def main():
             for slot in slots:
                 for t in range(r.tensor_count(rec.index, slot)):
                     tensors += 1
-                    references += r.tensor_info(rec.index, slot, t).reference is not None
+                    info = r.tensor_info(rec.index, slot, t)
+                    references += info.reference is not None
+                    deltas += info.codec == "xor_delta_shuffle_zstd"
                     ts.append(r.load(rec.index, slot, t, as_torch=True))
             buf = io.BytesIO()
             torch.save(ts, buf)
@@ -71,7 +74,7 @@ def main():
         "file_bytes": file_bytes, "raw_bytes": raw, "ratio": file_bytes / raw,
         "file_bytes_no_refs": stats_plain["file_bytes"], "ratio_no_refs": stats_plain["file_bytes"] / raw,
         "torch_save_bytes": saved, "torch_save_ratio": saved / raw,
-        "records": records, "tensors": tensors, "references": references,
+        "records": records, "tensors": tensors, "references": references, "deltas": deltas,
     }))
 
 

@@ -30,4 +30,4 @@ echo "$json"
 python3 "$here/../record.py" recording --metric trace_bytes_vs_raw \
   --value "$(get file_bytes "$json")" --unit bytes --baseline "$(get raw_bytes "$json")" \
   --ratio "$(get ratio "$json")" --target "<=0.40" \
-  --note "torchvision resnet18 (10 classes), batch 16, 3x32x32, SGD; every op of 2 training steps recorded by peat.torch ($(get records "$json") records, $(get references "$json") of $(get tensors "$json") tensors stored as references); torch.save of the same tensors: $(get torch_save_bytes "$json") bytes (ratio $(get torch_save_ratio "$json")); without references (content_index_entries=0): ratio $(get ratio_no_refs "$json")"
+  --note "torchvision resnet18 (10 classes), batch 16, 3x32x32, SGD; every op of 2 training steps recorded by peat.torch ($(get records "$json") records, $(get references "$json") of $(get tensors "$json") tensors stored as references, $(get deltas "$json") as XOR deltas); torch.save of the same tensors: $(get torch_save_bytes "$json") bytes (ratio $(get torch_save_ratio "$json")); without references and deltas (content_index_entries=0): ratio $(get ratio_no_refs "$json")"

@@ -86,7 +86,14 @@ typedef struct peat_profiler_options {
                                  (docs/trace-format.md, "Tensor references"). This caps the
                                  index of recorded contents (least recently used forgotten
                                  first; about 160 bytes each). 0 stores every tensor in its own
-                                 record. Default 65536 (about 10 MiB). */
+                                 record. Default 65536 (about 10 MiB).
+                                 With content addressing on and the SHUFFLE_ZSTD codec, a later
+                                 version of a tensor (same op, slot, index, dtype and shape: a
+                                 weight after an optimizer step) is written as an XOR delta
+                                 against the version stored whole before it (format 1.3,
+                                 docs/trace-format.md "Delta tensors"); the copies of those
+                                 bases take at most queue_bytes (least recently used forgotten
+                                 first). 0 turns deltas off too. */
 } peat_profiler_options_t;
 
 /* Fills *options with the defaults above and sets struct_size. NULL-safe. */

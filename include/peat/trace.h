@@ -35,10 +35,10 @@ extern "C" {
 
 /* Version of the trace format this library writes. A reader accepts files
  * with the same major version (any minor); another major -> VERSION_MISMATCH.
- * 1.1 adds tensor strides and storage offsets, and record sequence numbers
- * (docs/trace-format.md). */
+ * 1.1 adds tensor strides and storage offsets, and record sequence numbers;
+ * 1.2 tensor references; 1.3 XOR-delta tensors (docs/trace-format.md). */
 #define PEAT_TRACE_FORMAT_MAJOR 1
-#define PEAT_TRACE_FORMAT_MINOR 2
+#define PEAT_TRACE_FORMAT_MINOR 3
 
 typedef struct peat_trace_reader peat_trace_reader_t;
 
@@ -55,7 +55,12 @@ enum peat_trace_kind_code {
 typedef int32_t peat_trace_codec_t;
 enum peat_trace_codec_code {
   PEAT_TRACE_CODEC_RAW = 0,          /* bytes as they are */
-  PEAT_TRACE_CODEC_SHUFFLE_ZSTD = 1  /* byte-shuffle by element size, then zstd */
+  PEAT_TRACE_CODEC_SHUFFLE_ZSTD = 1, /* byte-shuffle by element size, then zstd */
+  /* format 1.3: byte-shuffle + zstd of the tensor's bytes XORed with those of an
+     earlier version of it (its base, docs/trace-format.md "Delta tensors"). The
+     profiler chooses it per tensor when the codec is SHUFFLE_ZSTD; it is not an
+     option value. Loading decodes the base first. */
+  PEAT_TRACE_CODEC_XOR_DELTA_SHUFFLE_ZSTD = 2
 };
 
 /* Which tensor list of a record a tensor index refers to. */

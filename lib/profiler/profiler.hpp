@@ -5,6 +5,7 @@
 
 #include <peat/profiler.h>
 
+#include "lib/profiler/delta_bases.hpp"
 #include "lib/trace/content_index.hpp"
 #include "lib/trace/record.hpp"
 
@@ -106,6 +107,9 @@ class Profiler {
   // Content addressing (format 1.2): the stored tensor holding `key`, in this
   // job or in the index; nullopt when none.
   std::optional<trace::TensorRef> find_content(Job& job, const trace::ContentKey& key);
+  // XOR deltas (format 1.3): gives the stored tensor `t` (the job's last
+  // content) the base kept for its position, or makes it the next base.
+  void choose_base(Job& job, trace::TensorData& t, peat_trace_slot_t slot, uint32_t index);
   // Settles the job's references once its sequence number is known (mutex_ held).
   void settle_contents(Job& job);
   bool submit(std::unique_ptr<Job> job);
@@ -181,6 +185,9 @@ class Profiler {
   // (their number and the first number submitted after they were forgotten).
   std::mutex content_mutex_;
   trace::ContentIndex contents_;
+  // XOR-delta bases (format 1.3), under content_mutex_: a quarter of
+  // queue_bytes, none with the RAW codec or content addressing off.
+  DeltaBases bases_;
   std::vector<std::pair<uint64_t, uint64_t>> lost_records_;  // under mutex_
 
   std::unique_ptr<trace::Writer> writer_;

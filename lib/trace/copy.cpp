@@ -11,7 +11,7 @@ namespace peat::impl::trace {
 namespace {
 
 // Checks every payload of record `i`; "" when all are intact. A reference
-// (format 1.2) must name a record already copied (`copied`: their sequence
+// (format 1.2) or a delta's base (1.3) must lie in a record already copied (`copied`: their sequence
 // numbers, increasing): one left out would leave it dangling in the copy.
 std::string check_payloads(const Reader& r, uint64_t i, const std::vector<uint64_t>& copied) {
   const uint16_t kind = r.entry(i).kind;
@@ -22,14 +22,17 @@ std::string check_payloads(const Reader& r, uint64_t i, const std::vector<uint64
     for (int s = 0; s < n_slots; ++s)
       for (uint64_t t = 0; t < r.tensor_count(i, slots[s]); ++t) {
         r.check_payload(i, slots[s], t);
+        // The records its bytes come from: a reference's target, and (format
+        // 1.3) the base of the delta it is or refers to.
         const TensorLoc loc = r.resolve(i, slots[s], t);
-        if (loc.index == i) continue;
-        const uint64_t seq = r.entry(loc.index).seq;
-        if (!std::binary_search(copied.begin(), copied.end(), seq))
-          return fmt::format("{}: record {} at byte {}: {}[{}] refers to the record numbered {}, which is left out of "
-                             "the copy", r.path(), i, r.entry(i).offset,
-                             slots[s] == PEAT_TRACE_SLOT_OUTPUT ? "outputs" : slots[s] == PEAT_TRACE_SLOT_INPUT ? "inputs" : "tensors",
-                             t, seq);
+        const std::optional<TensorLoc> base = r.base(loc.index, loc.slot, loc.t);
+        for (const uint64_t from : {loc.index, base ? base->index : i}) {
+          if (from == i) continue;
+          const uint64_t seq = r.entry(from).seq;
+          if (!std::binary_search(copied.begin(), copied.end(), seq))
+            return fmt::format("{}: record {} at byte {}: {}[{}] refers to the record numbered {}, which is left out "
+                               "of the copy", r.path(), i, r.entry(i).offset, slot_name(slots[s]), t, seq);
+        }
       }
   } catch (const Error& e) {
     if (e.status() != PEAT_STATUS_CORRUPT_DATA) throw;  // I/O errors stop the copy

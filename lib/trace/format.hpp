@@ -51,6 +51,8 @@ inline constexpr uint64_t kZstdSlack = uint64_t{128} << 10;
 inline constexpr uint16_t kMinorWithSeq = 1;
 // Tensor references (Tensor.ref_seq: bytes stored once per file) from this minor on.
 inline constexpr uint16_t kMinorWithRefs = 2;
+// XOR-delta tensors (codec XOR_DELTA_SHUFFLE_ZSTD, Tensor.base_seq) from this minor on.
+inline constexpr uint16_t kMinorWithDeltas = 3;
 
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ namespace peat::impl::trace {
 // A recorded attribute as the C API hands it out: pointers into the reader's
 // buffers, valid while the reader is open.
 peat_attr_t attr_view(const fb::Attr& attr) noexcept;
+
+// Name of a tensor slot in messages: "inputs", "outputs", "tensors".
+const char* slot_name(peat_trace_slot_t slot) noexcept;
 
 struct RecordEntry {
   uint64_t offset = 0;          // frame offset in the file
@@ -104,6 +108,11 @@ class Reader {
   // CORRUPT_DATA naming both tensors when the reference cannot be followed
   // (its record was lost in a crash, damaged, or skipped).
   TensorLoc resolve(uint64_t index, peat_trace_slot_t slot, uint64_t t) const;
+  // The base of a delta tensor (format 1.3, codec XOR_DELTA_SHUFFLE_ZSTD), with
+  // the same checks as resolve and the base neither a reference nor a delta;
+  // nullopt for any other tensor. Throws CORRUPT_DATA naming both tensors when
+  // the base cannot be followed (its record lost in a crash, damaged, skipped).
+  std::optional<TensorLoc> base(uint64_t index, peat_trace_slot_t slot, uint64_t t) const;
   // Loads the decoded bytes of a tensor (following a reference).
   void load(uint64_t index, peat_trace_slot_t slot, uint64_t t, void* dst, std::size_t capacity) const;
   // Decodes a tensor and checks its checksum in bounded memory (chunks of a
@@ -131,6 +140,11 @@ class Reader {
   // "" when the record's sequence number follows `last` (and matches the
   // index's `indexed` when given); what is wrong otherwise.
   std::string check_seq(const RecordEntry& e, bool have_last, uint64_t last, const uint64_t* indexed) const;
+  // The stored tensor `to_t` of list `to_slot` of the record numbered `seq`
+  // that tensor t of (index, slot) names, checked (earlier, present, stored,
+  // same dtype and size; `delta`: not a delta either); `verb` words the error.
+  TensorLoc locate(uint64_t index, peat_trace_slot_t slot, uint64_t t, uint64_t seq, peat_trace_slot_t to_slot,
+                   uint64_t to_t, const char* verb, bool delta) const;
 
   std::string path_;
   peat_trace_reader_options_t options_;

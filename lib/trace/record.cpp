@@ -3,6 +3,7 @@
 #include "lib/core/error.hpp"
 #include "lib/core/utf8.hpp"
 #include "lib/trace/codec.hpp"
+#include "lib/trace/delta.hpp"
 #include "lib/trace/format.hpp"
 #include "trace/trace_generated.h"
 
@@ -51,6 +52,9 @@ void check_tensor(const TensorData& tensor, const std::string& what) {
   if (tensor.ref && tensor.ref->slot != PEAT_TRACE_SLOT_INPUT && tensor.ref->slot != PEAT_TRACE_SLOT_OUTPUT &&
       tensor.ref->slot != PEAT_TRACE_SLOT_CHECKPOINT)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: reference to unknown slot {}", what, tensor.ref->slot);
+  if (tensor.base && tensor.base->slot != PEAT_TRACE_SLOT_INPUT && tensor.base->slot != PEAT_TRACE_SLOT_OUTPUT &&
+      tensor.base->slot != PEAT_TRACE_SLOT_CHECKPOINT)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "{}: delta base in unknown slot {}", what, tensor.base->slot);
 }
 
 uint64_t tensor_bytes(const TensorData& tensor) noexcept {
@@ -76,7 +80,7 @@ uint64_t tensors_bound(const std::vector<TensorData>& ts) {
   uint64_t n = 16;
   for (const TensorData& t : ts)
     n += kTableCost + 8 + t.name.size() + kStringCost + 8 * t.shape.size() + kStringCost + 8 * t.strides.size() +
-         kStringCost + (t.ref ? 24 : 0);
+         kStringCost + (t.ref ? 24 : 0) + (t.base ? 24 : 0);
   return n;
 }
 
@@ -139,11 +143,18 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
     // A stored tensor's bytes are encoded into the payload; a reference
     // (format 1.2) stores none: its bytes lie in the record named by ref->seq.
     uint64_t raw = tensor_bytes(t), sum = 0, at = 0, n = 0;
+    bool delta = false;
     if (!t.ref) {
       raw = t.bytes.size();
       sum = checksum(t.bytes.data(), t.bytes.size());
       at = payload.size();
-      n = encode(codec, level, t.bytes.data(), t.bytes.size(), element_size(t.dtype), payload);
+      std::size_t enc = 0;
+      delta = t.base && t.base_bytes && codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD &&
+              t.base_bytes->size() == t.bytes.size() &&
+              encode_delta(level, t.bytes.data(), t.base_bytes->data(), t.bytes.size(), element_size(t.dtype),
+                           payload, &enc);
+      if (t.base && !delta && t.base_misses) t.base_misses->fetch_add(1, std::memory_order_relaxed);
+      n = delta ? enc : encode(codec, level, t.bytes.data(), t.bytes.size(), element_size(t.dtype), payload);
       payload.resize(pad8(payload.size()));
     }
     raw_total += raw;
@@ -158,7 +169,7 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
     tb.add_shape(shape);
     tb.add_device_type(t.device.device_type);
     tb.add_device_id(t.device.device_id);
-    tb.add_codec(t.ref ? fb::Codec::Raw : static_cast<fb::Codec>(codec));
+    tb.add_codec(t.ref ? fb::Codec::Raw : delta ? fb::Codec::XorDeltaShuffleZstd : static_cast<fb::Codec>(codec));
     tb.add_raw_bytes(raw);
     if (t.ref) {
       tb.add_ref_seq(t.ref->seq);
@@ -168,6 +179,11 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
       tb.add_payload_offset(at);
       tb.add_encoded_bytes(n);
       tb.add_checksum(sum);
+    }
+    if (delta) {
+      tb.add_base_seq(t.base->seq);
+      tb.add_base_slot(static_cast<uint8_t>(t.base->slot));
+      tb.add_base_index(t.base->index);
     }
     if (!t.strides.empty()) tb.add_strides(strides);
     if (t.storage_offset != 0) tb.add_storage_offset(t.storage_offset);

@@ -5,8 +5,10 @@
 
 #include <peat/trace.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +37,14 @@ struct TensorData {
   // Set: a reference to bytes already in the file; `bytes` is then empty and
   // the record carries no payload for this tensor.
   std::optional<TensorRef> ref;
+  // Set (format 1.3): an earlier version of this tensor stored whole in the
+  // file, and its bytes; with the SHUFFLE_ZSTD codec the tensor is written as
+  // an XOR delta against it when that pays (trace/delta.hpp), whole otherwise.
+  std::optional<TensorRef> base;
+  std::shared_ptr<const std::vector<std::byte>> base_bytes;
+  // Counts the versions against this base that were not worth a delta (the
+  // profiler stops trying a position that keeps missing).
+  std::shared_ptr<std::atomic<uint32_t>> base_misses;
 };
 
 struct AttrData {

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -97,6 +98,18 @@ std::vector<RecordData> records() {
   refs.outputs = {ref("z_again", {kDLFloat, 32, 1}, {4, 4}, 5, PEAT_TRACE_SLOT_INPUT, 2)};
   refs.outputs[0].strides = {1, 4};
   out.emplace_back(refs);
+  // Format 1.3: an XOR delta against record 0's input a (a later version of
+  // it: low bits changed), and a reference to that delta.
+  OpData deltas;
+  deltas.op = "aten::mm";
+  deltas.step = 4;
+  TensorData a1 = std::get<OpData>(out[0]).inputs[0];
+  a1.base_bytes = std::make_shared<const std::vector<std::byte>>(a1.bytes);
+  for (std::size_t i = 0; i < a1.bytes.size(); i += 4) a1.bytes[i] ^= std::byte{0x05};
+  a1.name = "a_next";
+  a1.base = TensorRef{0, PEAT_TRACE_SLOT_INPUT, 0};
+  deltas.inputs = {a1, ref("a_next_again", {kDLFloat, 32, 1}, {32}, 6, PEAT_TRACE_SLOT_INPUT, 0)};
+  out.emplace_back(deltas);
   return out;
 }
 
@@ -219,6 +232,19 @@ void hostile_traces(const fs::path& tmp, const fs::path& out, const RunInfoData&
       }
       w.append(encode_record(next, PEAT_TRACE_CODEC_RAW, 1), 3);
       w.append(encode_record(ScalarData{"after", 1, 2}, PEAT_TRACE_CODEC_RAW, 1), 4);
+      // Format 1.3: a sound delta against record 0's y, then deltas whose base
+      // record (1) was lost and whose base is itself a delta.
+      OpData lost_base;
+      lost_base.op = "aten::mm";
+      TensorData d = first.outputs[0];
+      d.base_bytes = std::make_shared<const std::vector<std::byte>>(d.bytes);
+      for (std::size_t i = 0; i < d.bytes.size(); i += 4) d.bytes[i] ^= std::byte{0x03};
+      for (const TensorRef base : {TensorRef{0, PEAT_TRACE_SLOT_OUTPUT, 0}, TensorRef{1, PEAT_TRACE_SLOT_OUTPUT, 0},
+                                   TensorRef{5, PEAT_TRACE_SLOT_INPUT, 0}}) {
+        d.base = base;
+        lost_base.inputs.push_back(d);
+      }
+      w.append(encode_record(lost_base, PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1), 5);
     }  // not closed: as if the writer were killed
     const std::vector<unsigned char> bytes = slurp(file);
     put(out, "lost_references", bytes.data(), bytes.size());

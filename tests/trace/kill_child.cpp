@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s TRACE\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s TRACE [zstd]\n", argv[0]);
     return 2;
   }
   peat_session_t* session = nullptr;
@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
   peat_profiler_options_init(&options);
   options.path = argv[1];
   options.framework = "kill-test";
-  options.codec = PEAT_TRACE_CODEC_RAW;  // large writes: kills land inside them too
+  // RAW: large writes, so kills land inside them too; zstd: the codec with
+  // XOR deltas (inputs[2]).
+  const bool zstd = argc == 3;
+  options.codec = zstd ? PEAT_TRACE_CODEC_SHUFFLE_ZSTD : PEAT_TRACE_CODEC_RAW;
   peat_profiler_t* profiler = nullptr;
   if (peat_profiler_create(session, &options, &profiler) != PEAT_STATUS_OK) {
     std::fprintf(stderr, "create: %s\n", peat_last_error_message());
@@ -44,14 +47,19 @@ int main(int argc, char** argv) {
     p = t;
     p.data = before.data();
     p.shape = before_shape;
-    const DLTensor* inputs[2] = {&t, &p};
+    std::vector<float> w = peat_kill::weight(i);
+    int64_t w_shape[1] = {peat_kill::kWeightElements};
+    DLTensor tw = t;
+    tw.data = w.data();
+    tw.shape = w_shape;
+    const DLTensor* inputs[3] = {&t, &p, &tw};
     peat_op_record_t record;
     peat_op_record_init(&record);
     record.op = op;
     record.call_index = i;
     record.step = static_cast<int64_t>(i / 10);
     record.inputs = inputs;
-    record.n_inputs = 2;
+    record.n_inputs = 3;
     if (peat_profiler_record_op(profiler, &record, nullptr, nullptr) != PEAT_STATUS_OK ||
         peat_profiler_flush(profiler) != PEAT_STATUS_OK) {
       std::fprintf(stderr, "record %llu: %s\n", static_cast<unsigned long long>(i), peat_last_error_message());

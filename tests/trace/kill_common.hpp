@@ -24,4 +24,19 @@ inline std::vector<float> tensor(uint64_t i) {
   return v;
 }
 
+// inputs[2] of record i (trials with the zstd codec): version i of a weight,
+// each a small relative update of the one before, so the profiler writes it
+// as an XOR delta (format 1.3) against the version it stored whole.
+inline constexpr int64_t kWeightElements = 2048;
+inline std::vector<float> weight(uint64_t i) {
+  std::vector<float> v(static_cast<std::size_t>(kWeightElements));
+  uint32_t h = 12345u;
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    h = h * 1664525u + 1013904223u;
+    const float w0 = (static_cast<float>(h >> 8) / 8388608.f - 1.f) * 0.05f;
+    v[j] = w0 * (1.f + 1e-4f * static_cast<float>((i * (j + 1)) % 7));
+  }
+  return v;
+}
+
 }  // namespace peat_kill

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   constexpr int kTrials = 24;
   uint64_t total_recovered = 0;
   int mid_record_tails = 0;
-  uint64_t references = 0;
+  uint64_t references = 0, deltas = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::string path = (work / ("t" + std::to_string(trial) + ".peat")).string();
     int fds[2];
@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
-    char* const args[] = {const_cast<char*>(child.c_str()), const_cast<char*>(path.c_str()), nullptr};
+    const bool zstd = trial % 2 == 1;  // the codec with XOR deltas
+    char zstd_arg[] = "zstd";
+    char* const args[] = {const_cast<char*>(child.c_str()), const_cast<char*>(path.c_str()), zstd ? zstd_arg : nullptr,
+                          nullptr};
     pid_t pid = 0;
     if (posix_spawn(&pid, child.c_str(), &actions, nullptr, args, environ) != 0) return 4;
     posix_spawn_file_actions_destroy(&actions);
@@ -143,14 +146,28 @@ int main(int argc, char** argv) {
              static_cast<unsigned long long>(i), ti.is_reference ? "" : " not", big ? 1 : 0,
              static_cast<unsigned long long>(j));
       if (big) ++references;
+      // inputs[2]: version i of a weight; with zstd a delta against the
+      // version stored whole before it, decoded through that base after the kill.
+      const std::vector<float> w = peat_kill::weight(i);
+      std::vector<float> got_w(w.size());
+      const peat_status_t ws = peat_trace_load_tensor(reader, i, PEAT_TRACE_SLOT_INPUT, 2, got_w.data(),
+                                                      got_w.size() * sizeof(float));
+      EXPECT(ws == PEAT_STATUS_OK && std::memcmp(got_w.data(), w.data(), w.size() * sizeof(float)) == 0,
+             "trial %d: record %llu: inputs[2] differs from weight version %llu (%s)", trial,
+             static_cast<unsigned long long>(i), static_cast<unsigned long long>(i), peat_last_error_message());
+      EXPECT(peat_trace_tensor_info(reader, i, PEAT_TRACE_SLOT_INPUT, 2, &ti) == PEAT_STATUS_OK &&
+                 (zstd || ti.codec == PEAT_TRACE_CODEC_RAW),
+             "trial %d: record %llu: inputs[2] has codec %d", trial, static_cast<unsigned long long>(i), ti.codec);
+      if (ti.codec == PEAT_TRACE_CODEC_XOR_DELTA_SHUFFLE_ZSTD) ++deltas;
     }
     peat_trace_close(reader);
   }
-  std::printf("%d trials, %llu records recovered in all (%llu references followed), %d files ended inside a record; "
-              "%d expect_failures\n",
+  std::printf("%d trials, %llu records recovered in all (%llu references, %llu deltas followed), %d files ended inside "
+              "a record; %d expect_failures\n",
               kTrials, static_cast<unsigned long long>(total_recovered), static_cast<unsigned long long>(references),
-              mid_record_tails, expect_failures);
+              static_cast<unsigned long long>(deltas), mid_record_tails, expect_failures);
   EXPECT(references > 0, "no reference was recovered in %d trials", kTrials);
+  EXPECT(deltas > 0, "no XOR delta was recovered in %d trials", kTrials);
   std::filesystem::remove_all(work);
   return expect_failures == 0 ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include "trace/format.hpp"
 #include "trace/record.hpp"
 #include "trace/writer.hpp"
+#include "trace_reader_util.hpp"
 #include "trace_test_util.hpp"
 
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <vector>
 
 using namespace peat::impl::trace;
+using namespace peat_test;
 using peat_test::TempDir;
 
 namespace {
@@ -57,66 +59,6 @@ OpData op_with(std::vector<TensorData> inputs, std::vector<TensorData> outputs) 
   op.inputs = std::move(inputs);
   op.outputs = std::move(outputs);
   return op;
-}
-
-peat_trace_reader_t* open_ok(const std::string& path) {
-  peat_trace_reader_t* r = nullptr;
-  const peat_status_t st = peat_trace_open(path.c_str(), nullptr, &r);
-  INFO(peat_last_error_message());
-  REQUIRE(st == PEAT_STATUS_OK);
-  return r;
-}
-
-std::vector<std::byte> load(peat_trace_reader_t* r, uint64_t i, peat_trace_slot_t slot, uint64_t t,
-                            peat_status_t* status = nullptr, std::string* msg = nullptr) {
-  peat_trace_tensor_info_t ti{};
-  ti.struct_size = sizeof ti;
-  REQUIRE(peat_trace_tensor_info(r, i, slot, t, &ti) == PEAT_STATUS_OK);
-  std::vector<std::byte> out(ti.raw_bytes);
-  const peat_status_t st = peat_trace_load_tensor(r, i, slot, t, out.data(), out.size());
-  if (status) *status = st;
-  if (msg) *msg = peat_last_error_message();
-  if (!status) {
-    INFO(peat_last_error_message());
-    REQUIRE(st == PEAT_STATUS_OK);
-  }
-  return out;
-}
-
-peat_trace_tensor_info_t tinfo(peat_trace_reader_t* r, uint64_t i, peat_trace_slot_t slot, uint64_t t) {
-  peat_trace_tensor_info_t ti{};
-  ti.struct_size = sizeof ti;
-  REQUIRE(peat_trace_tensor_info(r, i, slot, t, &ti) == PEAT_STATUS_OK);
-  return ti;
-}
-
-// Rewrites the header's format minor (and its checksum): a file as a writer
-// of that minor wrote it, when its records use nothing newer.
-void set_minor(const std::string& path, uint16_t minor) {
-  auto bytes = peat_test::read_file(path);
-  put_u16(bytes.data() + 10, minor);
-  const uint32_t meta_len = get_u32(bytes.data() + 16);
-  std::vector<unsigned char> covered(bytes.begin(), bytes.begin() + 24);
-  covered.insert(covered.end(), bytes.begin() + kHeaderFixed, bytes.begin() + kHeaderFixed + meta_len);
-  put_u64(bytes.data() + 24, checksum(covered.data(), covered.size()));
-  peat_test::write_file(path, bytes);
-}
-
-struct Session {
-  peat_session_t* s = nullptr;
-  Session() { REQUIRE(peat_session_create(nullptr, &s) == PEAT_STATUS_OK); }
-  ~Session() { peat_session_destroy(s); }
-};
-
-DLTensor view(void* data, int ndim, int64_t* shape, int64_t* strides = nullptr) {
-  DLTensor t{};
-  t.data = data;
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = ndim;
-  t.dtype = kF32;
-  t.shape = shape;
-  t.strides = strides;
-  return t;
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ from .session import PHASE_NAMES, phase_code
 KINDS = {"op": 1, "checkpoint": 2, "scalar": 3, "step": 4}
 KIND_NAMES = {v: k for k, v in KINDS.items()}
 SLOTS = {"input": 0, "output": 1, "checkpoint": 2}
-CODECS = {"raw": 0, "shuffle_zstd": 1}
+CODECS = {"raw": 0, "shuffle_zstd": 1, "xor_delta_shuffle_zstd": 2}  # 2: format 1.3, chosen per tensor
 
 
 @dataclasses.dataclass
