@@ -7,11 +7,13 @@
 #pragma GCC optimize("fp-contract=off")
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "analyzer/simd_f32.cpp"
+#define HWY_TARGET_INCLUDE "lib/analyzer/simd_f32.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include "lib/analyzer/simd_f32.hpp"
+#include "lib/analyzer/simd_f32_counters-inl.h"
+#include "lib/analyzer/simd_f32_windows-inl.h"
 
 #include "lib/analyzer/exact_acc.hpp"
 #include "backends/common/signature_element.h"
@@ -19,12 +21,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
-#if defined(__GNUC__) || defined(__clang__)
-#  define PEAT_ALWAYS_INLINE __attribute__((always_inline))
-#else
-#  define PEAT_ALWAYS_INLINE
-#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace peat::impl::analyzer {
@@ -63,252 +59,19 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   const auto ratio_min = hn::Set(df, p.ratio_min_abs);
   const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
 
-  // Exact sums: each sum q has a window of lane accumulators in fixed point
-  // with lowest bit 2^base[q], held in double lanes that stay exact because
-  // every partial sum is an integer below 2^53 (in units of 2^base). A term
-  // x with v = x * 2^-base goes in as two integer parts, high = trunc(v /
-  // 2^32) below 2^42 and low = v - high * 2^32 below 2^32, when v is an
-  // integer below 2^74; d = c/g - 1 (a multiple of 2^-53) goes in as one part
-  // when below 2^42. Any other term goes to the scalar exact accumulator. The
-  // windows are flushed into the exact accumulators after at most 2^11 adds
-  // per lane and at the end. Every path is exact: the bases only decide speed.
-  //
-  // Bitwise-equal vectors (see the loop) add only g*g, into one more window
-  // kSumEqual: at a flush it goes to the sums of g*g, c*c and g*c alike
-  // (c == g), whose error terms are all zero.
-  constexpr int kWindowFlush = 2048;
-  constexpr int kSumEqual = kSumCount, kWindows = kSumCount + 1;
-  VD win_hi[kWindows], win_lo[kWindows];
-  int win_base[kWindows];
-  VD win_scale[kWindows];
-  bool win_used[kWindows];
-  for (int q = 0; q < kWindows; ++q) {
-    win_hi[q] = win_lo[q] = hn::Zero(dd);
-    win_base[q] = 0;
-    win_scale[q] = hn::Set(dd, 1.0);
-    win_used[q] = false;
-  }
+  // Exact sums (simd_f32_windows-inl.h) and conflict-free counters
+  // (simd_f32_counters-inl.h).
+  ExactWindows<decltype(dd)> win;
+  win.init(dd, s.acc);
   bool have_base = false, have_equal_base = false;
-  int win_pending = 0;
-  const VD two_m32 = hn::Set(dd, 0x1p-32), two_32 = hn::Set(dd, 0x1p32);
-  const VD limit42 = hn::Set(dd, 0x1p42), limit74 = hn::Set(dd, 0x1p74);
-  ExactAcc* const acc = s.acc;
-  uint32_t equal_lo_bits = 0xFFFFFFFFu, equal_span_bits = 0;  // see set_base
-  auto set_base = [&](int q, double max_abs) {
-    // Room for terms 2^8 above max_abs; d = c/g - 1 of ordinary pairs is a
-    // multiple of 2^-53, so its window is fixed.
-    int b = -100;
-    if (q == kSumRatioDev) {
-      b = -53;
-    } else if (max_abs > 0) {
-      int e;
-      uint64_t frac;
-      hd::log2_split(max_abs, e, frac);
-      b = e + 8 - 74;
-    }
-    b = b < -900 ? -900 : (b > 900 ? 900 : b);
-    win_base[q] = b;
-    win_scale[q] = hn::Set(dd, hd::exact_pow2(-b));
-    win_used[q] = true;
-    if (q == kSumEqual) {
-      // g*g of a golden with biased f32 exponent E (g = M 2^(E-150), M <
-      // 2^24) is M^2 2^(2(E-150)) in this window: an integer when E - 150 >=
-      // ceil(b/2), below 2^74 when E - 150 <= floor((26 + b)/2). A vector
-      // whose |g| all lie in that exponent range (or are 0) needs no check.
-      const int lo = std::max(1, 150 + ((b + 1) >> 1)), hi = std::min(254, 150 + ((26 + b) >> 1));
-      equal_lo_bits = lo <= hi ? static_cast<uint32_t>(lo) << 23 : 0xFFFFFFFFu;
-      equal_span_bits = lo <= hi ? static_cast<uint32_t>(hi + 1 - lo) << 23 : 0;
-    }
-  };
-  auto flush_windows = [&] {
-    HWY_ALIGN double hi[hn::MaxLanes(dd)], lo[hn::MaxLanes(dd)];
-    const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
-    for (int q = 0; q < kWindows; ++q) {
-      if (!win_used[q]) continue;
-      hn::Store(win_hi[q], dd, hi);
-      hn::Store(win_lo[q], dd, lo);
-      const double unit = hd::exact_pow2(win_base[q]), unit_hi = hd::exact_pow2(win_base[q] + 32);
-      for (int64_t l = 0; l < L; ++l) {
-        // exact: an integer below 2^53 times a power of two
-        const double th = hi[l] * unit_hi, tl = lo[l] * unit;
-        if (q == kSumEqual) {
-          for (int t : {int{kSumSqGolden}, int{kSumSqCandidate}, int{kSumGoldenCandidate}}) {
-            acc[t].add(th);
-            acc[t].add(tl);
-          }
-        } else {
-          acc[q].add(th);
-          acc[q].add(tl);
-        }
-      }
-      win_hi[q] = win_lo[q] = hn::Zero(dd);
-    }
-    win_pending = 0;
-  };
-  auto fallback = [&](int q, hn::Mask<decltype(dd)> ok, VD x) {
-    HWY_ALIGN double xs[hn::MaxLanes(dd)];
-    hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
-    for (size_t l = 0; l < hn::Lanes(dd); ++l) {
-      if (q == kSumEqual) {
-        acc[kSumSqGolden].add(xs[l]);
-        acc[kSumSqCandidate].add(xs[l]);
-        acc[kSumGoldenCandidate].add(xs[l]);
-      } else {
-        acc[q].add(xs[l]);
-      }
-    }
-  };
-  // Inlined so that q is a constant at each call and the windows stay in
-  // registers (out of line, they go through memory).
-  auto add_exact = [&](int q, VD x) PEAT_ALWAYS_INLINE {
-    const VD v = hn::Mul(x, win_scale[q]);
-    if (q == kSumRatioDev) {
-      const auto ok = hn::And(hn::Eq(hn::Trunc(v), v), hn::Lt(hn::Abs(v), limit42));
-      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
-      win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, v));
-      return;
-    }
-    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
-    const VD vl = hn::NegMulAdd(vh, two_32, v);  // exact: the bits of v below 2^32
-    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), limit74));
-    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(q, ok, x);
-    win_hi[q] = hn::Add(win_hi[q], hn::IfThenElseZero(ok, vh));
-    win_lo[q] = hn::Add(win_lo[q], hn::IfThenElseZero(ok, vl));
-  };
-  // g*g of a bitwise-equal vector known to fit the window (see set_base).
-  auto add_equal_unchecked = [&](VD x) PEAT_ALWAYS_INLINE {
-    const VD v = hn::Mul(x, win_scale[kSumEqual]);
-    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
-    win_hi[kSumEqual] = hn::Add(win_hi[kSumEqual], vh);
-    win_lo[kSumEqual] = hn::Add(win_lo[kSumEqual], hn::NegMulAdd(vh, two_32, v));
-  };
-  // e and |e| share one split (same window: both are based on max |e|): the
-  // parts of |e| are the absolute values of the parts of e.
-  auto add_exact_e = [&](VD x) PEAT_ALWAYS_INLINE {
-    const VD v = hn::Mul(x, win_scale[kSumError]);
-    const VD vh = hn::Trunc(hn::Mul(v, two_m32));
-    const VD vl = hn::NegMulAdd(vh, two_32, v);
-    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), limit74));
-    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) {
-      fallback(kSumError, ok, x);
-      fallback(kSumAbsError, ok, hn::Abs(x));
-    }
-    const VD h = hn::IfThenElseZero(ok, vh), l = hn::IfThenElseZero(ok, vl);
-    win_hi[kSumError] = hn::Add(win_hi[kSumError], h);
-    win_lo[kSumError] = hn::Add(win_lo[kSumError], l);
-    win_hi[kSumAbsError] = hn::Add(win_hi[kSumAbsError], hn::Abs(h));
-    win_lo[kSumAbsError] = hn::Add(win_lo[kSumAbsError], hn::Abs(l));
-  };
   auto vmax_g = hn::Zero(df);
   uint64_t bitwise = 0, fails = 0;
-  // The ULP, relative-error and popcount histograms are counted together:
-  // each lane gets a one-hot byte per histogram (ULP in byte 0, relative
-  // error in byte 1, popcount in byte 2) for buckets in a window
-  // [base, base + 8); the relative-error window is 7 wide and its bit 7 is
-  // bucket 0 (exact pairs). hacc[k] holds byte-lane counters of bit k. Lanes
-  // outside a window are counted one by one; after 16 vectors with such lanes
-  // the window moves to them.
-  int32_t hbase[3] = {0, 40, 0};
-  int hmiss[3] = {0, 0, 0};
-  int32_t hmove[3] = {-1, -1, -1};
-  uint64_t* const hhist[3] = {s.ulp_hist, s.rel_hist, s.popcount_hist};
-  VU hacc[8];
-  for (auto& a : hacc) a = hn::Zero(du);
-  int hpending = 0;
-  // Both bit counters count first in nibble lanes (4 counters: nibble j of
-  // nib[k] counts bit 4j+k, up to 15), widened into the byte counters every 15
-  // vectors: byte m of acc[k] then counts bit 8m+k (k < 4) and byte m of
-  // acc[4+k] bit 8m+4+k. Bytes are flushed before they can pass 255.
-  const VU nib_ones = hn::Set(du, 0x11111111u), low_nibbles = hn::Set(du, 0x0F0F0F0Fu);
-  auto widen = [&](VU* nib, VU* acc, int& nib_pending, int& pending) {
-    for (int k = 0; k < 4; ++k) {
-      acc[k] = hn::Add(acc[k], hn::And(nib[k], low_nibbles));
-      acc[4 + k] = hn::Add(acc[4 + k], hn::And(hn::ShiftRight<4>(nib[k]), low_nibbles));
-      nib[k] = hn::Zero(du);
-    }
-    pending += nib_pending;
-    nib_pending = 0;
-  };
-  VU hnib[4], xnib[4];
-  for (auto& a : hnib) a = hn::Zero(du);
-  for (auto& a : xnib) a = hn::Zero(du);
-  int hnib_pending = 0, xnib_pending = 0;
-  auto flush_hist = [&] {
-    widen(hnib, hacc, hnib_pending, hpending);
-    const VU byte_mask = hn::Set(du, 0xFFu);
-    for (int k = 0; k < 8; ++k) {
-      const VU v = hacc[k];
-      const uint64_t n0 = hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
-      const uint64_t n1 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
-      const uint64_t n2 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
-      if (n0) hhist[0][hbase[0] + k] += n0;
-      if (n1) hhist[1][k == 7 ? 0 : hbase[1] + k] += n1;
-      if (n2) hhist[2][hbase[2] + k] += n2;
-      hacc[k] = hn::Zero(du);
-    }
-    hpending = 0;
-  };
-  // One-hot bits of bucket vector b for histogram j (see above).
-  auto onehot = [&](hn::Vec<decltype(di)> b, int j, uint32_t width, bool zero_bit) -> VU {
-    const VU rel = hn::BitCast(du, hn::Sub(b, hn::Set(di, hbase[j])));
-    auto in = hn::Lt(rel, hn::Set(du, width));
-    VU bits = hn::IfThenElseZero(in, hn::Set(du, 1u << (8 * j)) << rel);
-    if (zero_bit) {
-      const auto is_zero = hn::RebindMask(du, hn::Eq(b, hn::Zero(di)));
-      bits = hn::Or(bits, hn::IfThenElseZero(is_zero, hn::Set(du, 0x80u << (8 * j))));
-      in = hn::Or(in, is_zero);
-    }
-    if (HWY_UNLIKELY(!hn::AllTrue(du, in))) {
-      HWY_ALIGN int32_t buf[hn::MaxLanes(di)];
-      hn::Store(b, di, buf);
-      for (int64_t l = 0; l < N; ++l) {
-        const int32_t v = buf[l];
-        if (static_cast<uint32_t>(v - hbase[j]) < width || (zero_bit && v == 0)) continue;
-        hhist[j][v] += 1;
-        if (++hmiss[j] >= 16) hmove[j] = v;
-      }
-    }
-    return bits;
-  };
-
-  // Byte-lane bit counters of the XOR word: byte j of xacc[k] counts bit 8j+k.
-  VU xacc[8];
-  for (auto& a : xacc) a = hn::Zero(du);
-  int xpending = 0;
-  auto flush_xor = [&] {
-    widen(xnib, xacc, xnib_pending, xpending);
-    const VU byte_mask = hn::Set(du, 0xFFu);
-    for (int k = 0; k < 8; ++k) {
-      const VU v = xacc[k];
-      s.xor_bit_hist[k] += hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
-      s.xor_bit_hist[8 + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
-      s.xor_bit_hist[16 + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
-      s.xor_bit_hist[24 + k] += hn::GetLane(hn::SumOfLanes(du, hn::ShiftRight<24>(v)));
-      xacc[k] = hn::Zero(du);
-    }
-    xpending = 0;
-  };
-  // The same counters for the highest differing bit (tacc) and for that bit
-  // being set in the candidate (uacc).
-  VU tnib[4], unib[4], tacc[8], uacc[8];
-  for (auto& a : tnib) a = hn::Zero(du);
-  for (auto& a : unib) a = hn::Zero(du);
-  for (auto& a : tacc) a = hn::Zero(du);
-  for (auto& a : uacc) a = hn::Zero(du);
-  int tnib_pending = 0, tpending = 0, unib_pending = 0, upending = 0;
-  auto flush_top = [&] {
-    widen(tnib, tacc, tnib_pending, tpending);
-    widen(unib, uacc, unib_pending, upending);
-    const VU byte_mask = hn::Set(du, 0xFFu);
-    for (int k = 0; k < 8; ++k)
-      for (int m = 0; m < 4; ++m) {
-        const VU shift_t = hn::ShiftRightSame(tacc[k], 8 * m), shift_u = hn::ShiftRightSame(uacc[k], 8 * m);
-        s.top_bit_hist[8 * m + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(shift_t, byte_mask)));
-        s.top_bit_set_hist[8 * m + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(shift_u, byte_mask)));
-      }
-    for (int k = 0; k < 8; ++k) tacc[k] = uacc[k] = hn::Zero(du);
-    tpending = upending = 0;
-  };
+  BucketCounter<decltype(du)> buckets;  // ULP (0), relative error (1), popcount (2)
+  buckets.init(du, s.ulp_hist, s.rel_hist, s.popcount_hist);
+  BitCounter<decltype(du)> xor_bits, top_bits, top_set_bits;
+  xor_bits.init(du, s.xor_bit_hist);
+  top_bits.init(du, s.top_bit_hist);          // highest differing bit
+  top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
 
   // Thresholds for screening the maxima: a lane can beat the running maximum
   // only if its f32 value reaches them (confirmed in double below).
@@ -322,8 +85,65 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
 
   uint64_t equal_count = 0, equal_ratio = 0;  // elements of bitwise-equal vectors, and their ratios
+  // Lanes |g| (as bits) that count as ratio pairs in an equal vector: g != 0
+  // and |g| >= ratio_min (non-negative floats order like their bits).
+  uint32_t ratio_bits;
+  {
+    const float rm = p.ratio_min_abs;
+    std::memcpy(&ratio_bits, &rm, 4);
+    if (!(rm > 0)) ratio_bits = 1;
+  }
   int64_t i = 0;
   for (; i + N <= n; i += N) {
+    // Blocks of kBlock bitwise-equal vectors (f32, bf16): one OR of XORs
+    // tests them, one maximum of |g| screens finiteness and gives max |g|,
+    // and the window test of g*g is done per lane with no branch until the
+    // end of the block. A block that misses any test (or comes before the
+    // maxima and the g*g window are placed) goes vector by vector below,
+    // which accounts for it exactly as well: this only saves operations.
+    if constexpr (!kF16) {
+      constexpr int kBlock = 4;
+      while (have_equal_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 && i + kBlock * N <= n) {
+        VU gbk[kBlock], diff = hn::Zero(du);
+        for (int k = 0; k < kBlock; ++k) {
+          VU cbk;
+          if constexpr (kBF16) {
+            const hn::Rebind<uint16_t, decltype(du)> d16;
+            gbk[k] = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, g + i + k * N)));
+            cbk = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, c + i + k * N)));
+          } else {
+            gbk[k] = hn::LoadU(du, g + i + k * N);
+            cbk = hn::LoadU(du, c + i + k * N);
+          }
+          diff = hn::Or(diff, hn::Xor(gbk[k], cbk));
+        }
+        if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) break;
+        VU gak[kBlock], mx = hn::Zero(du);
+        auto in_window = hn::Eq(mx, mx);  // all true
+        const VU lo_bits = hn::Set(du, win.equal_lo_bits), span_bits = hn::Set(du, win.equal_span_bits);
+        for (int k = 0; k < kBlock; ++k) {
+          gak[k] = hn::And(gbk[k], abs_mask);
+          mx = hn::Max(mx, gak[k]);
+          in_window = hn::And(in_window, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
+                                                hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
+        }
+        // In the window implies finite (its exponents stop below 255).
+        if (!hn::AllTrue(du, in_window) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) break;
+        win.make_room(dd, kBlock);
+        for (int k = 0; k < kBlock; ++k) {
+          const auto gfk = hn::BitCast(df, gbk[k]);
+          const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
+          win.add_equal_unchecked(dd, hn::Mul(g_lo, g_lo));
+          win.add_equal_unchecked(dd, hn::Mul(g_hi, g_hi));
+          equal_ratio += hn::CountTrue(du, hn::Not(hn::Lt(gak[k], hn::Set(du, ratio_bits))));
+        }
+        win.pending += kBlock;
+        vmax_g = hn::Max(vmax_g, hn::BitCast(df, mx));
+        equal_count += static_cast<uint64_t>(kBlock * N);
+        i += kBlock * N;
+      }
+      if (i + N > n) break;
+    }
     VU gb, cb, graw, craw;
     if constexpr (kF16) {
       const hn::Rebind<uint16_t, decltype(du)> d16;
@@ -370,21 +190,21 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
           // every later term to the scalar accumulator.
           const double m = hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi)));
           if (m > 0) {
-            set_base(kSumEqual, m);
+            win.set_base(dd, kSumEqual, m);
             have_equal_base = true;
           }
         }
         if (have_equal_base) {
           const auto in_window = hn::Or(hn::Eq(ga, hn::Zero(du)),
-                                        hn::Lt(hn::Sub(ga, hn::Set(du, equal_lo_bits)), hn::Set(du, equal_span_bits)));
+                                        hn::Lt(hn::Sub(ga, hn::Set(du, win.equal_lo_bits)), hn::Set(du, win.equal_span_bits)));
           if (hn::AllTrue(du, in_window)) {
-            add_equal_unchecked(g2_lo);
-            add_equal_unchecked(g2_hi);
+            win.add_equal_unchecked(dd, g2_lo);
+            win.add_equal_unchecked(dd, g2_hi);
           } else {
-            add_exact(kSumEqual, g2_lo);
-            add_exact(kSumEqual, g2_hi);
+            win.add(dd, kSumEqual, g2_lo);
+            win.add(dd, kSumEqual, g2_hi);
           }
-          if (++win_pending == kWindowFlush / 2) flush_windows();
+          win.vector_done(dd);
         }
         const auto nonzero = hn::Ne(ga, hn::Zero(du));
         equal_ratio += hn::CountTrue(du, hn::And(nonzero, hn::RebindMask(du, hn::Ge(agf, ratio_min))));
@@ -451,7 +271,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       const VD terms[kSumCount] = {hn::Max(hn::Abs(e_lo), hn::Abs(e_hi)), hn::Max(ae_lo, ae_hi),
                                    hn::Max(e2_lo, e2_hi), hn::Max(g2_lo, g2_hi), hn::Max(c2_lo, c2_hi),
                                    hn::Max(hn::Abs(gc_lo), hn::Abs(gc_hi)), hn::Zero(dd), hn::Max(d2_lo, d2_hi)};
-      for (int q = 0; q < kSumCount; ++q) set_base(q, hn::GetLane(hn::MaxOfLanes(dd, terms[q])));
+      for (int q = 0; q < kSumCount; ++q) win.set_base(dd, q, hn::GetLane(hn::MaxOfLanes(dd, terms[q])));
       have_base = true;
       if (s.ratio_n == 0) {
         s.ratio_min = s.ratio_max = hn::GetLane(r_lo);
@@ -459,21 +279,21 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       rmin = hn::Set(dd, s.ratio_min);
       rmax = hn::Set(dd, s.ratio_max);
     }
-    add_exact_e(e_lo);
-    add_exact_e(e_hi);
-    add_exact(kSumSqError, e2_lo);
-    add_exact(kSumSqError, e2_hi);
-    add_exact(kSumSqGolden, g2_lo);
-    add_exact(kSumSqGolden, g2_hi);
-    add_exact(kSumSqCandidate, c2_lo);
-    add_exact(kSumSqCandidate, c2_hi);
-    add_exact(kSumGoldenCandidate, gc_lo);
-    add_exact(kSumGoldenCandidate, gc_hi);
-    add_exact(kSumRatioDev, d_lo);
-    add_exact(kSumRatioDev, d_hi);
-    add_exact(kSumRatioDevSq, d2_lo);
-    add_exact(kSumRatioDevSq, d2_hi);
-    if (++win_pending == kWindowFlush / 2) flush_windows();  // two adds per vector
+    win.add_error(dd, e_lo);
+    win.add_error(dd, e_hi);
+    win.add(dd, kSumSqError, e2_lo);
+    win.add(dd, kSumSqError, e2_hi);
+    win.add(dd, kSumSqGolden, g2_lo);
+    win.add(dd, kSumSqGolden, g2_hi);
+    win.add(dd, kSumSqCandidate, c2_lo);
+    win.add(dd, kSumSqCandidate, c2_hi);
+    win.add(dd, kSumGoldenCandidate, gc_lo);
+    win.add(dd, kSumGoldenCandidate, gc_hi);
+    win.add(dd, kSumRatioDev, d_lo);
+    win.add(dd, kSumRatioDev, d_hi);
+    win.add(dd, kSumRatioDevSq, d2_lo);
+    win.add(dd, kSumRatioDevSq, d2_hi);
+    win.vector_done(dd);
     vmax_g = hn::Max(vmax_g, agf);
     rmin = hn::Min(rmin, hn::Min(r_lo, r_hi));
     rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
@@ -513,7 +333,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     if constexpr (kF16) dist = hn::ShiftRight<13>(dist);
     const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
     const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
-    const VU oh_ulp = onehot(ulp_bucket, 0, 8, false);
+    const VU oh_ulp = buckets.onehot(du, ulp_bucket, 0, 8, false);
 
     // Relative error bucket: floor(log2 |e|/|g|) = E_e - E_g - (frac_e < frac_g).
     const VU frac_mask = hn::Set(du, 0x007FFFFFu);
@@ -525,7 +345,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     rel_bucket = hn::IfThenElse(hn::Lt(k, hn::Set(di, -64)), hn::Set(di, 1), rel_bucket);
     rel_bucket = hn::IfThenElse(hn::Gt(k, hn::Set(di, -1)), hn::Set(di, 66), rel_bucket);
     rel_bucket = hn::IfThenElseZero(hn::RebindMask(di, hn::Ne(aeb, hn::Zero(du))), rel_bucket);
-    const VU oh_rel = onehot(rel_bucket, 1, 7, true);
+    const VU oh_rel = buckets.onehot(du, rel_bucket, 1, 7, true);
 
     // XOR bit positions and popcount.
     VU x;
@@ -535,14 +355,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       x = hn::ShiftRight<16>(hn::Xor(gb, cb));
     else
       x = hn::Xor(gb, cb);
-    xnib[0] = hn::Add(xnib[0], hn::And(x, nib_ones));
-    xnib[1] = hn::Add(xnib[1], hn::And(hn::ShiftRight<1>(x), nib_ones));
-    xnib[2] = hn::Add(xnib[2], hn::And(hn::ShiftRight<2>(x), nib_ones));
-    xnib[3] = hn::Add(xnib[3], hn::And(hn::ShiftRight<3>(x), nib_ones));
-    if (++xnib_pending == 15) {
-      widen(xnib, xacc, xnib_pending, xpending);
-      if (xpending > 240) flush_xor();
-    }
+    xor_bits.add(du, x);
     {  // Highest differing bit: smear x downwards, keep the top one.
       VU t = hn::Or(x, hn::ShiftRight<1>(x));
       t = hn::Or(t, hn::ShiftRight<2>(t));
@@ -557,51 +370,23 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
         cw = hn::ShiftRight<16>(cb);
       else
         cw = cb;
-      const VU up = hn::And(top, cw);
-      tnib[0] = hn::Add(tnib[0], hn::And(top, nib_ones));
-      tnib[1] = hn::Add(tnib[1], hn::And(hn::ShiftRight<1>(top), nib_ones));
-      tnib[2] = hn::Add(tnib[2], hn::And(hn::ShiftRight<2>(top), nib_ones));
-      tnib[3] = hn::Add(tnib[3], hn::And(hn::ShiftRight<3>(top), nib_ones));
-      unib[0] = hn::Add(unib[0], hn::And(up, nib_ones));
-      unib[1] = hn::Add(unib[1], hn::And(hn::ShiftRight<1>(up), nib_ones));
-      unib[2] = hn::Add(unib[2], hn::And(hn::ShiftRight<2>(up), nib_ones));
-      unib[3] = hn::Add(unib[3], hn::And(hn::ShiftRight<3>(up), nib_ones));
-      ++unib_pending;
-      if (++tnib_pending == 15) {
-        widen(tnib, tacc, tnib_pending, tpending);
-        widen(unib, uacc, unib_pending, upending);
-        if (tpending > 240) flush_top();
-      }
+      top_bits.add(du, top);
+      top_set_bits.add(du, hn::And(top, cw));
     }
-    const VU oh = hn::Or(hn::Or(oh_ulp, oh_rel), onehot(hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false));
-    hnib[0] = hn::Add(hnib[0], hn::And(oh, nib_ones));
-    hnib[1] = hn::Add(hnib[1], hn::And(hn::ShiftRight<1>(oh), nib_ones));
-    hnib[2] = hn::Add(hnib[2], hn::And(hn::ShiftRight<2>(oh), nib_ones));
-    hnib[3] = hn::Add(hnib[3], hn::And(hn::ShiftRight<3>(oh), nib_ones));
-    if (++hnib_pending == 15) {
-      widen(hnib, hacc, hnib_pending, hpending);
-      if (hpending > 240) flush_hist();
-    }
-    if (HWY_UNLIKELY(hmove[0] >= 0 || hmove[1] >= 0 || hmove[2] >= 0)) {
-      flush_hist();
-      for (int j = 0; j < 3; ++j) {
-        if (hmove[j] < 0) continue;
-        hbase[j] = hmove[j] > 3 ? hmove[j] - 3 : (j == 1 ? 1 : 0);
-        hmove[j] = -1;
-        hmiss[j] = 0;
-      }
-    }
+    const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false);
+    buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
   }
-  if (xpending > 0 || xnib_pending > 0) flush_xor();
-  if (tpending > 0 || tnib_pending > 0) flush_top();
-  if (hpending > 0 || hnib_pending > 0) flush_hist();
+  xor_bits.finish(du);
+  top_bits.finish(du);
+  top_set_bits.finish(du);
+  buckets.finish(du);
   if (i == 0) return 0;  // no vector taken: the windows are empty
 
   s.count += static_cast<uint64_t>(i);
   s.finite += static_cast<uint64_t>(i);
   s.bitwise += bitwise;
   s.tolerance_fail += fails;
-  flush_windows();
+  win.flush(dd);
   const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, vmax_g)));
   if (mg > s.max_abs_golden) s.max_abs_golden = mg;
   // Every pair of the full path is a ratio pair (ordinary: |g| >= ratio_min_abs).

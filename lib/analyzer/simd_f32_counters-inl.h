@@ -1,0 +1,179 @@
+// Conflict-free SIMD counters of the f32 signature fast path (simd_f32.cpp):
+// per-bit counts of a word (the XOR bits, the highest differing bit) and the
+// windowed one-hot bucket histograms (ULP distance, relative error, popcount).
+// Every lane counts into its own nibbles and bytes, so no two lanes ever
+// write the same counter: no scatter, no conflicts, and the counts are plain
+// integers whatever the order of the vectors.
+//
+// Included once per Highway target (toggle guard, as Highway's -inl headers).
+#if defined(PEAT_ANALYZER_SIMD_F32_COUNTERS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef PEAT_ANALYZER_SIMD_F32_COUNTERS_INL_H_
+#undef PEAT_ANALYZER_SIMD_F32_COUNTERS_INL_H_
+#else
+#define PEAT_ANALYZER_SIMD_F32_COUNTERS_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <cstdint>
+
+HWY_BEFORE_NAMESPACE();
+namespace peat::impl::analyzer {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Counts, for each bit position 0..31, the words that have it set. Words
+// count first in nibble lanes (nibble j of nib[k] counts bit 4j+k, up to 15),
+// widened into byte counters every 15 words: byte m of acc[k] then counts
+// bit 8m+k (k < 4) and byte m of acc[4+k] bit 8m+4+k. The bytes are flushed
+// into out[32] before they can pass 255.
+template <class DU>
+struct BitCounter {
+  using VU = hn::Vec<DU>;
+  VU nib[4], acc[8];
+  int nib_pending = 0, pending = 0;
+  uint64_t* out = nullptr;
+
+  HWY_INLINE void init(DU du, uint64_t* o) {
+    for (auto& a : nib) a = hn::Zero(du);
+    for (auto& a : acc) a = hn::Zero(du);
+    out = o;
+  }
+  // Nibble counters -> byte counters (also used by BucketCounter).
+  static HWY_INLINE void widen(DU du, VU* nib, VU* acc) {
+    const VU low_nibbles = hn::Set(du, 0x0F0F0F0Fu);
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = hn::Add(acc[k], hn::And(nib[k], low_nibbles));
+      acc[4 + k] = hn::Add(acc[4 + k], hn::And(hn::ShiftRight<4>(nib[k]), low_nibbles));
+      nib[k] = hn::Zero(du);
+    }
+  }
+  // Adds bits 0..3 of every nibble of x to the nibble counters.
+  static HWY_INLINE void add_nibbles(DU du, VU* nib, VU x) {
+    const VU ones = hn::Set(du, 0x11111111u);
+    nib[0] = hn::Add(nib[0], hn::And(x, ones));
+    nib[1] = hn::Add(nib[1], hn::And(hn::ShiftRight<1>(x), ones));
+    nib[2] = hn::Add(nib[2], hn::And(hn::ShiftRight<2>(x), ones));
+    nib[3] = hn::Add(nib[3], hn::And(hn::ShiftRight<3>(x), ones));
+  }
+  HWY_INLINE void add(DU du, VU x) {
+    add_nibbles(du, nib, x);
+    if (++nib_pending == 15) {
+      widen(du, nib, acc);
+      pending += nib_pending;
+      nib_pending = 0;
+      if (pending > 240) flush(du);
+    }
+  }
+  void flush(DU du) {
+    widen(du, nib, acc);
+    nib_pending = 0;
+    const VU byte_mask = hn::Set(du, 0xFFu);
+    for (int k = 0; k < 8; ++k) {
+      for (int m = 0; m < 4; ++m) {
+        const VU shifted = hn::ShiftRightSame(acc[k], 8 * m);
+        out[8 * m + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(shifted, byte_mask)));
+      }
+      acc[k] = hn::Zero(du);
+    }
+    pending = 0;
+  }
+  HWY_INLINE void finish(DU du) {
+    if (pending > 0 || nib_pending > 0) flush(du);
+  }
+};
+
+// Three bucket histograms counted together: each lane gets a one-hot byte per
+// histogram (histogram j in byte j) for buckets in a window [base, base + 8);
+// a histogram with a zero bucket (the relative error: bucket 0 = exact
+// pairs) has a 7-wide window and its bit 7 is bucket 0. acc[k] holds
+// byte-lane counters of bit k (nibbles first, as BitCounter). Lanes outside a
+// window are counted one by one; after 16 vectors with such lanes the window
+// moves to them.
+template <class DU>
+struct BucketCounter {
+  using VU = hn::Vec<DU>;
+  using DI = hn::RebindToSigned<DU>;
+  using VI = hn::Vec<DI>;
+  int32_t base[3] = {0, 40, 0};
+  int miss[3] = {0, 0, 0};
+  int32_t move[3] = {-1, -1, -1};
+  uint64_t* hist[3] = {nullptr, nullptr, nullptr};
+  VU nib[4], acc[8];
+  int nib_pending = 0, pending = 0;
+
+  HWY_INLINE void init(DU du, uint64_t* h0, uint64_t* h1, uint64_t* h2) {
+    hist[0] = h0, hist[1] = h1, hist[2] = h2;
+    for (auto& a : nib) a = hn::Zero(du);
+    for (auto& a : acc) a = hn::Zero(du);
+  }
+  // One-hot bits of bucket vector b for histogram j (see above).
+  HWY_INLINE VU onehot(DU du, VI b, int j, uint32_t width, bool zero_bit) {
+    const DI di;
+    const VU rel = hn::BitCast(du, hn::Sub(b, hn::Set(di, base[j])));
+    auto in = hn::Lt(rel, hn::Set(du, width));
+    VU bits = hn::IfThenElseZero(in, hn::Set(du, 1u << (8 * j)) << rel);
+    if (zero_bit) {
+      const auto is_zero = hn::RebindMask(du, hn::Eq(b, hn::Zero(di)));
+      bits = hn::Or(bits, hn::IfThenElseZero(is_zero, hn::Set(du, 0x80u << (8 * j))));
+      in = hn::Or(in, is_zero);
+    }
+    if (HWY_UNLIKELY(!hn::AllTrue(du, in))) {
+      HWY_ALIGN int32_t buf[hn::MaxLanes(di)];
+      hn::Store(b, di, buf);
+      const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+      for (int64_t l = 0; l < N; ++l) {
+        const int32_t v = buf[l];
+        if (static_cast<uint32_t>(v - base[j]) < width || (zero_bit && v == 0)) continue;
+        hist[j][v] += 1;
+        if (++miss[j] >= 16) move[j] = v;
+      }
+    }
+    return bits;
+  }
+  // Counts the one-hot bytes oh of one vector, then moves the windows that
+  // asked to move.
+  HWY_INLINE void add(DU du, VU oh) {
+    BitCounter<DU>::add_nibbles(du, nib, oh);
+    if (++nib_pending == 15) {
+      BitCounter<DU>::widen(du, nib, acc);
+      pending += nib_pending;
+      nib_pending = 0;
+      if (pending > 240) flush(du);
+    }
+    if (HWY_UNLIKELY(move[0] >= 0 || move[1] >= 0 || move[2] >= 0)) {
+      flush(du);
+      for (int j = 0; j < 3; ++j) {
+        if (move[j] < 0) continue;
+        base[j] = move[j] > 3 ? move[j] - 3 : (j == 1 ? 1 : 0);
+        move[j] = -1;
+        miss[j] = 0;
+      }
+    }
+  }
+  void flush(DU du) {
+    BitCounter<DU>::widen(du, nib, acc);
+    nib_pending = 0;
+    const VU byte_mask = hn::Set(du, 0xFFu);
+    for (int k = 0; k < 8; ++k) {
+      const VU v = acc[k];
+      const uint64_t n0 = hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
+      const uint64_t n1 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
+      const uint64_t n2 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
+      if (n0) hist[0][base[0] + k] += n0;
+      if (n1) hist[1][k == 7 ? 0 : base[1] + k] += n1;
+      if (n2) hist[2][base[2] + k] += n2;
+      acc[k] = hn::Zero(du);
+    }
+    pending = 0;
+  }
+  HWY_INLINE void finish(DU du) {
+    if (pending > 0 || nib_pending > 0) flush(du);
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace peat::impl::analyzer
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard
