@@ -4,7 +4,7 @@
 // other sizes use a blocked scalar loop.
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "trace/shuffle.cpp"
+#define HWY_TARGET_INCLUDE "lib/trace/shuffle.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
