@@ -3,6 +3,8 @@
 // are the same for every thread count.
 #pragma once
 
+#include "lib/core/sanitizers.hpp"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
@@ -12,22 +14,10 @@
 
 namespace peat::impl::injector {
 
-// Under ThreadSanitizer, oneTBB's runtime (a Debian library, not
-// instrumented) hides the happens-before edges of its task queues, so every
-// parallel loop reports false races. The TSan build runs the same chunks
-// serially: the results are identical, since neither the chunks nor the
+// Under ThreadSanitizer the same chunks run serially (lib/core/sanitizers.hpp
+// says why): the results are identical, since neither the chunks nor the
 // (associative) merge order depend on the threads.
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kSerialLoops = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kSerialLoops = true;
-#else
-constexpr bool kSerialLoops = false;
-#endif
-#else
-constexpr bool kSerialLoops = false;
-#endif
+constexpr bool kSerialLoops = kThreadSanitizer;
 
 // Calls fn(begin, end) over [0, n) in chunks of `grain`, in parallel.
 template <typename Fn>

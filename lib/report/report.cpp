@@ -1,5 +1,6 @@
 #include "lib/report/report.hpp"
 
+#include "lib/analyzer/defaults.hpp"
 #include "lib/core/error.hpp"
 #include "lib/trace/format.hpp"
 
@@ -90,8 +91,7 @@ void Report::add_signature(const std::string& source, const std::string& op, int
     if (g.source == src && g.op == op) group = &g;
   bool created = false;
   if (group == nullptr) {
-    peat_aggregator_options_t options;
-    peat_aggregator_options_init(&options);
+    peat_aggregator_options_t options = analyzer::default_aggregator_options();
     options.max_ops = 1;
     SignatureGroup g;
     g.source = src;

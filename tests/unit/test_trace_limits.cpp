@@ -5,6 +5,7 @@
 
 #include <peat/peat.h>
 
+#include "lib/core/sanitizers.hpp"
 #include "trace/codec.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
@@ -100,17 +101,7 @@ peat_trace_record_info_t info_of(const peat_trace_reader_t* r, uint64_t i) {
 // four times its size) and counts it in the process's resident set: the
 // bounds below grow by that factor there, still far below what the unbounded
 // paths they guard against would take (a whole tensor and its copy).
-#if defined(__SANITIZE_THREAD__)
-constexpr uint64_t kRssFactor = 5;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr uint64_t kRssFactor = 5;
-#else
-constexpr uint64_t kRssFactor = 1;
-#endif
-#else
-constexpr uint64_t kRssFactor = 1;
-#endif
+constexpr uint64_t kRssFactor = peat::impl::kThreadSanitizer ? 5 : 1;
 
 // Peak resident set since the last reset_peak_rss(), in bytes (Linux VmHWM).
 void reset_peak_rss() {
