@@ -5,6 +5,7 @@
 #include "lib/core/dtype.hpp"
 #include "lib/core/status.hpp"
 #include "lib/core/tensor_view.hpp"
+#include "lib/core/error_model.hpp"
 #include "lib/core/version.hpp"
 
 #include <cmath>
@@ -18,6 +19,7 @@ PEAT_API const char* peat_version_string(void) { return version_string(); }
 PEAT_API uint32_t peat_abi_version(void) { return kAbiVersion; }
 
 PEAT_API const char* peat_status_string(peat_status_t status) { return status_name(status); }
+PEAT_API const char* peat_error_model_name(peat_error_model_t model) { return error_model_name(model); }
 PEAT_API const char* peat_last_error_message(void) { return last_error(); }
 PEAT_API void peat_clear_last_error(void) { clear_last_error(); }
 

@@ -1,5 +1,6 @@
 // Renderers of a detection: a text table, JSON (nlohmann-json, with a schema
 // version) and CSV.
+#include "lib/core/error_model.hpp"
 #include "lib/detector/detector.hpp"
 
 #include "lib/core/error.hpp"
@@ -45,7 +46,7 @@ std::string render(const peat_detection_t& d, peat_render_format_t format) {
       for (int i = 0; i < d.verdict_count; ++i) {
         const peat_verdict_t& v = d.verdicts[i];
         out += fmt::format("{:<4} {:<18} {:>5.2f} {:>5} {:>4} {:>5} {:>6.1f} {:>10} {:>12.6g} {:>8} {:>8} {:>8} {:>10}\n",
-                           i + 1, peat_error_model_name(v.model), v.confidence, v.bit, v.polarity,
+                           i + 1, error_model_name(v.model), v.confidence, v.bit, v.polarity,
                            v.lane_period > 0 ? fmt::format("{}/{}", v.lane, v.lane_period) : std::string("-"),
                            v.effective_mantissa_bits, format_name(v.nearest_format), v.alpha, v.rows_affected,
                            v.cols_affected, v.tiles_affected, v.elements);
@@ -66,7 +67,7 @@ std::string render(const peat_detection_t& d, peat_render_format_t format) {
         for (int k = 0; k < v.evidence_count && k < PEAT_DETECT_EVIDENCE_LINES; ++k)
           e.push_back(std::string(v.evidence[k], strnlen(v.evidence[k], PEAT_DETECT_EVIDENCE_CHARS)));
         verdicts.push_back({{"rank", i + 1},
-                            {"model", peat_error_model_name(v.model)},
+                            {"model", error_model_name(v.model)},
                             {"model_code", v.model},
                             {"confidence", v.confidence},
                             {"bit", v.bit},
@@ -93,7 +94,7 @@ std::string render(const peat_detection_t& d, peat_render_format_t format) {
       for (int i = 0; i < d.verdict_count; ++i) {
         const peat_verdict_t& v = d.verdicts[i];
         out += fmt::format("{},{},{:.4f},{},{},{},{},{:.1f},{},{:.17g},{},{},{},{},{},{}\n", i + 1,
-                           peat_error_model_name(v.model), v.confidence, v.bit, v.polarity, v.lane_period, v.lane,
+                           error_model_name(v.model), v.confidence, v.bit, v.polarity, v.lane_period, v.lane,
                            v.effective_mantissa_bits, format_name(v.nearest_format), v.alpha, v.rows_affected,
                            v.cols_affected, v.tiles_affected, v.elements, v.first_index,
                            csv_quote(joined_evidence(v, " | ")));

@@ -45,10 +45,10 @@ double checked_round_value(double value, peat_float_format_t format, peat_roundi
 // arguments are valid codes.
 double round_value(double value, peat_float_format_t format, peat_rounding_t rounding, bool saturate) noexcept;
 
-// Names behind peat_inject_kind_name, peat_error_model_name, peat_action_name:
+// Names behind peat_inject_kind_name and peat_action_name (the error models'
+// are lib/core/error_model.hpp's):
 // "unknown" for values outside the enums. Static storage.
 const char* kind_name(peat_inject_kind_t kind) noexcept;
-const char* model_name(peat_error_model_t model) noexcept;
 const char* action_name(peat_action_t action) noexcept;
 
 }  // namespace peat::impl::injector

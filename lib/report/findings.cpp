@@ -1,3 +1,4 @@
+#include "lib/core/error_model.hpp"
 #include "lib/report/findings.hpp"
 
 #include "lib/detector/detector.hpp"
@@ -16,7 +17,7 @@ namespace peat::impl::report {
 
 namespace {
 
-const char* model_name(int32_t m) { return m < 0 ? "—" : peat_error_model_name(m); }
+const char* model_name(int32_t m) { return m < 0 ? "—" : error_model_name(m); }
 
 std::string bits_text(uint64_t bits) {
   std::string out;

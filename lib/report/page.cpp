@@ -4,6 +4,8 @@
 #include "lib/report/sections.hpp"
 #include "lib/report/svg.hpp"
 
+#include "lib/core/version.hpp"
+
 #include <peat/core.h>
 
 #include <fmt/format.h>
@@ -60,7 +62,7 @@ std::string render_page(const Model& model) {
   out += "<h1>" + escape_html(model.title) + "</h1>";
   out += fmt::format("<p class=\"meta\">Written by PEAT {} from {} trace(s), {} playback run(s), {} runtime-FI report(s), "
                      "{} signature group(s), {} playback(s) and {} runtime-FI run(s) added through the API.</p>",
-                     escape_html(peat_version_string()), model.traces.size(), model.playback.size(), model.runtime.size(),
+                     escape_html(version_string()), model.traces.size(), model.playback.size(), model.runtime.size(),
                      model.signatures.size(), model.candidates.size(), model.fi_runs.size());
   const auto section = [](const Entry& e) {
     return fmt::format("<section id=\"{}\"><h2>{}</h2>{}</section>", e.id, e.title, e.html);

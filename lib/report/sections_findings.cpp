@@ -3,6 +3,7 @@
 // used, evidence, error over steps as small multiples, the spatial map of the
 // most informative call, loss curves against the measured band), and the
 // training impact of every runtime-FI run.
+#include "lib/core/error_model.hpp"
 #include "lib/report/charts.hpp"
 #include "lib/report/findings.hpp"
 #include "lib/report/html_table.hpp"
@@ -162,7 +163,7 @@ std::string section_candidate(const Model& model, const Finding& f, std::size_t 
       if (o.detection && (anomaly || ev.rows() < 3))
         for (int k = 0; k < o.detection->verdict_count && k < 2; ++k) {
           const peat_verdict_t& v = o.detection->verdicts[k];
-          ev.add_row({o.op, std::to_string(o.detection_record), std::to_string(k + 1), peat_error_model_name(v.model),
+          ev.add_row({o.op, std::to_string(o.detection_record), std::to_string(k + 1), error_model_name(v.model),
                       format_number(v.confidence, 3), evidence_of(v)});
         }
     }

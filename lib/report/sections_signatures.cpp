@@ -2,6 +2,7 @@
 // detector's top verdict, the verdicts' evidence, relative-error and
 // ULP-distance histograms, the XOR bit-position heat map and the per-op error
 // series of the aggregator.
+#include "lib/core/error_model.hpp"
 #include "lib/report/charts.hpp"
 #include "lib/report/html_table.hpp"
 #include "lib/report/sections.hpp"
@@ -55,7 +56,7 @@ std::vector<Bar> bars(const uint64_t* hist, int n, int special_from, std::string
 
 std::string top_verdict(const std::optional<peat_detection_t>& d) {
   if (!d || d->verdict_count < 1) return "—";
-  return fmt::format("{} ({:.2f})", peat_error_model_name(d->verdicts[0].model), d->verdicts[0].confidence);
+  return fmt::format("{} ({:.2f})", error_model_name(d->verdicts[0].model), d->verdicts[0].confidence);
 }
 
 }  // namespace
@@ -96,7 +97,7 @@ std::string section_signatures(const Model& model) {
       std::string evidence;
       for (int e = 0; e < v.evidence_count && e < PEAT_DETECT_EVIDENCE_LINES; ++e)
         evidence += (e ? " | " : "") + std::string(v.evidence[e], strnlen(v.evidence[e], PEAT_DETECT_EVIDENCE_CHARS));
-      ev.add_row({g.source, g.op, std::to_string(i + 1), peat_error_model_name(v.model), format_number(v.confidence, 3),
+      ev.add_row({g.source, g.op, std::to_string(i + 1), error_model_name(v.model), format_number(v.confidence, 3),
                   evidence});
     }
   }
