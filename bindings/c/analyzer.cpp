@@ -168,8 +168,7 @@ PEAT_API peat_status_t peat_aggregator_signature(const peat_aggregator_t* aggreg
 PEAT_API peat_status_t peat_aggregator_series(const peat_aggregator_t* aggregator, uint32_t op,
                                               peat_series_point_t* points, size_t capacity, size_t* out_count) {
   return c_with(__func__, aggregator, "aggregator", [&](auto& a) {
-    if (points == nullptr && capacity > 0)
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'points' is NULL but capacity is {}", capacity);
+    require_buffer(points, capacity, "points");
     const std::size_t n = a.series(op, points, capacity);
     if (out_count) *out_count = n;
   });

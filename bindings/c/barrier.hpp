@@ -13,6 +13,7 @@
 #include "lib/core/guard.hpp"
 #include "lib/core/versioned_struct.hpp"
 
+#include <cstring>
 #include <new>
 #include <string_view>
 
@@ -26,6 +27,12 @@ peat_status_t c_call(std::string_view function, Body&& body) noexcept {
 template <typename T>
 void require_arg(const T* pointer, std::string_view name) {
   if (pointer == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
+}
+
+// A caller's buffer of `capacity` elements: NULL only with capacity 0 (a size query).
+inline void require_buffer(const void* buffer, std::size_t capacity, std::string_view name) {
+  if (buffer == nullptr && capacity > 0)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL but capacity is {}", name, capacity);
 }
 
 // The object behind a handle or pointer argument; NULL -> INVALID_ARGUMENT.
@@ -63,6 +70,21 @@ peat_status_t c_get_struct(std::string_view function, H* handle, std::string_vie
     require_struct(out, "out");
     write_versioned(out, get(h), "out");
   });
+}
+
+// Text returned in the caller's buffer (peat_detection_render,
+// peat_report_render_html): *out_length (when given) receives its length
+// without the NUL; a buffer of fewer than length + 1 bytes is BUFFER_TOO_SMALL
+// (NULL with capacity 0 asks for the length), and nothing is written then.
+inline void copy_text_out(std::string_view text, char* buffer, std::size_t capacity, std::size_t* out_length,
+                          std::string_view what) {
+  if (out_length != nullptr) *out_length = text.size();
+  if (capacity < text.size() + 1)
+    fail(PEAT_STATUS_BUFFER_TOO_SMALL, "{} needs {} bytes (NUL included); capacity is {}", what, text.size() + 1,
+         capacity);
+  require_arg(buffer, "buffer");
+  std::memcpy(buffer, text.data(), text.size());
+  buffer[text.size()] = '\0';
 }
 
 // Copies a string into the caller's buffer (NUL-terminated, cut to fit).

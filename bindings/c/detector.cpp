@@ -8,7 +8,6 @@
 #include "lib/detector/op_context.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <string>
 
@@ -29,12 +28,7 @@ PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, 
   return c_call("peat_detection_render", [&] {
     require_arg(detection, "detection");
     detector::require_exact_size(detection->struct_size, sizeof(peat_detection_t), "detection");
-    const std::string text = detector::render(*detection, format);
-    if (out_length != nullptr) *out_length = text.size();
-    if (capacity < text.size() + 1)
-      fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} bytes needed", capacity, text.size() + 1);
-    require_arg(buffer, "buffer");
-    std::memcpy(buffer, text.c_str(), text.size() + 1);
+    copy_text_out(detector::render(*detection, format), buffer, capacity, out_length, "the rendering");
   });
 }
 
@@ -64,11 +58,7 @@ PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context,
       call.inputs.emplace_back(input_shapes[i], static_cast<std::size_t>(input_ndims[i]));
     }
     call.attrs = std::span<const peat_attr_t>(attrs, n_attrs);
-    const auto ctx = detector::infer_op_context(call, signature_k);
-    update_versioned(context, zeroed_struct<peat_detect_context_t>(), "context", [&](auto& c) {
-      c.op_kind = ctx.kind;
-      c.reduction_length = ctx.reduction_length;
-    });
+    detector::write_op_context(context, detector::infer_op_context(call, signature_k));
   });
 }
 

@@ -2,6 +2,7 @@
 #include <peat/playback.h>
 
 #include "bindings/c/barrier.hpp"
+#include "lib/detector/defaults.hpp"
 #include "lib/playback/playback.hpp"
 #include "lib/playback/record_context.hpp"
 #include "lib/playback/views.hpp"
@@ -113,8 +114,7 @@ PEAT_API peat_status_t peat_playback_export(const peat_playback_t* playback, voi
                                             size_t* out_size) {
   return c_with(__func__, playback, "playback", [&](const auto& p) {
     require_arg(out_size, "out_size");
-    if (buffer == nullptr && capacity > 0)
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'buffer' is NULL but capacity is {}", capacity);
+    require_buffer(buffer, capacity, "buffer");
     const std::vector<std::byte> bytes = p.export_results();
     *out_size = bytes.size();
     if (buffer == nullptr) return;
@@ -155,11 +155,7 @@ PEAT_API peat_status_t peat_playback_detect_context(const peat_trace_reader_t* r
                                                     peat_detect_context_t* context) {
   return c_with(__func__, reader, "reader", [&](const auto& r) {
     require_struct(context, "context");
-    const auto ctx = playback::record_op_context(r, record, output, signature_k);
-    update_versioned(context, zeroed_struct<peat_detect_context_t>(), "context", [&](peat_detect_context_t& c) {
-      c.op_kind = ctx.kind;
-      c.reduction_length = ctx.reduction_length;
-    });
+    detector::write_op_context(context, playback::record_op_context(r, record, output, signature_k));
   });
 }
 

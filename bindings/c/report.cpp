@@ -9,7 +9,6 @@
 #include "lib/report/defaults.hpp"
 #include "lib/report/report.hpp"
 
-#include <cstring>
 #include <memory>
 
 using namespace peat::impl;  // the C layer forwards to the core (lib/)
@@ -63,12 +62,7 @@ PEAT_API peat_status_t peat_report_render_html(const peat_report_t* report, char
                                                size_t* out_length) {
   return c_call(__func__, [&] {
     require_arg(report, "report");
-    const std::string html = report->render_html();
-    if (out_length) *out_length = html.size();
-    if (buffer == nullptr || capacity < html.size() + 1)
-      fail(PEAT_STATUS_BUFFER_TOO_SMALL, "the page needs {} bytes (NUL included); capacity is {}",
-                 html.size() + 1, capacity);
-    std::memcpy(buffer, html.c_str(), html.size() + 1);
+    copy_text_out(report->render_html(), buffer, capacity, out_length, "the page");
   });
 }
 

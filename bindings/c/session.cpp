@@ -101,8 +101,7 @@ PEAT_API peat_status_t peat_session_log_entry(const peat_session_t* session, uin
                                               peat_log_level_t* out_level, char* buffer, size_t capacity,
                                               size_t* out_needed) {
   return c_with(__func__, session, "session", [&](const auto& s) {
-    if (buffer == nullptr && capacity > 0)
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'buffer' is NULL but capacity is {}", capacity);
+    require_buffer(buffer, capacity, "buffer");
     const session::LogEntry entry = s.log_entry(index);
     const size_t needed = entry.message.size() + 1;
     if (out_needed) *out_needed = needed;

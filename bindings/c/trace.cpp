@@ -128,8 +128,7 @@ PEAT_API peat_status_t peat_trace_load_tensor(const peat_trace_reader_t* reader,
                                               peat_trace_slot_t slot, uint64_t tensor, void* dst, size_t capacity) {
   return c_with(__func__, reader, "reader", [&](const auto& r) {
     trace::check_slot(slot);
-    if (dst == nullptr && capacity > 0)
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'dst' is NULL but capacity is {}", capacity);
+    require_buffer(dst, capacity, "dst");
     r.load(index, slot, tensor, dst, capacity);
   });
 }

@@ -1,6 +1,6 @@
 // The analyzer's internal C++ entry points: the signature of a (golden,
 // candidate) pair on the CPU, merging, and the spatial map. The C layer
-// (bindings/c/analyzer.cpp) and other objects (the injector's playback and
+// (peat_analyze and friends) and other objects (the injector's playback and
 // runtime comparison) call these; they throw peat::impl::Error.
 #pragma once
 

@@ -25,6 +25,13 @@ peat_detection_t empty_detection() noexcept {
   return detection;
 }
 
+void write_op_context(peat_detect_context_t* context, const OpContext& inferred) {
+  update_versioned(context, zeroed_struct<peat_detect_context_t>(), "context", [&](peat_detect_context_t& c) {
+    c.op_kind = inferred.kind;
+    c.reduction_length = inferred.reduction_length;
+  });
+}
+
 void require_exact_size(uint32_t got, std::size_t want, const char* name) {
   if (got != want)
     fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);

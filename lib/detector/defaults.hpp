@@ -4,6 +4,8 @@
 
 #include <peat/detector.h>
 
+#include "lib/detector/op_context.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -16,6 +18,11 @@ peat_detection_t empty_detection() noexcept;
 // versioned rule (this library's size or the 0.1 size, whose new fields read as
 // absent), checks `out` and the context's map, detects, and fills *out.
 void detect_from_c(const peat_signature_t* signature, const peat_detect_context_t* context, peat_detection_t* out);
+
+// Writes an inferred op context (kind and K) into the caller's versioned
+// context, leaving its other fields as they are: peat_detect_context_infer and
+// peat_playback_detect_context.
+void write_op_context(peat_detect_context_t* context, const OpContext& inferred);
 
 // Throws VERSION_MISMATCH unless `got` is this library's struct size `want`.
 void require_exact_size(uint32_t got, std::size_t want, const char* name);
