@@ -41,10 +41,11 @@ test-sanitize: deps
 	  ctest --preset $$preset -j $(JOBS) || exit 1; \
 	done
 
-# Rewrites the committed ABI baseline (abi/libpeat.abi) from the current build.
+# Rewrites the committed ABI baseline (abi/libpeat.abi) from the current build:
+# the public types only, the opaque handles declaration-only (scripts/abi-dump.sh).
 .PHONY: abi-baseline
 abi-baseline: build
-	@abidw --exported-interfaces-only --no-corpus-path --no-show-locs --out-file abi/libpeat.abi $(BUILD_DIR)/lib/libpeat.so
+	@./scripts/abi-dump.sh $(BUILD_DIR)/lib/libpeat.so abi/libpeat.abi
 	@echo "wrote abi/libpeat.abi"
 
 # libFuzzer targets (preset fuzz, clang-15 + ASan + UBSan), each fuzzed for

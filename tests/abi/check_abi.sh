@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compares the built libpeat.so with the committed ABI baseline (abi/libpeat.abi,
-# written by `make abi-baseline` with abidw) using abidiff on exported interfaces.
+# written by `make abi-baseline`) using abidiff on exported interfaces. Both
+# sides are written by scripts/abi-dump.sh: public types only, the opaque
+# handles declaration-only (their C++ internals are not ABI).
 #
 #   functions only added                 -> pass (additions are what a minor
 #                                           release may do; --no-added-syms)
@@ -9,14 +11,20 @@
 #   changed parameter, struct layout...)  struct_size struct is allowed by policy but
 #                                           is still reported: refresh the baseline in
 #                                           the same commit so review sees it.
-# Usage: check_abi.sh LIBRARY BASELINE
+# Usage: check_abi.sh LIBRARY BASELINE [DLPACK_HEADER_DIR]
 set -uo pipefail
-library=$1 baseline=$2
+library=$1 baseline=$2 dlpack=${3:-/usr/include/dlpack}
+here=$(cd "$(dirname "$0")" && pwd)
 
 if [[ ! -f "$baseline" ]]; then
   echo "no ABI baseline at $baseline: run 'make abi-baseline' and commit it"; exit 1
 fi
-report=$(abidiff --exported-interfaces-only --no-added-syms "$baseline" "$library" 2>&1)
+current=$(mktemp --suffix=.abi)
+trap 'rm -f "$current"' EXIT
+if ! "$here/../../scripts/abi-dump.sh" "$library" "$current" "$dlpack"; then
+  echo "abidw could not read $library"; exit 1
+fi
+report=$(abidiff --exported-interfaces-only --no-added-syms "$baseline" "$current" 2>&1)
 rc=$?
 echo "$report"
 if (( rc & 1 )) || (( rc & 2 )); then

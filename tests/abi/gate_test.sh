@@ -5,13 +5,13 @@
 #      exported functions has another size (what the library would look like to
 #      a program built against that baseline: an incompatible change);
 #   3. pass for that same change once the SONAME differs (an ABI version bump).
-# Usage: gate_test.sh CHECK_ABI LIBRARY BASELINE WORKDIR
+# Usage: gate_test.sh CHECK_ABI LIBRARY BASELINE WORKDIR [DLPACK_HEADER_DIR]
 set -uo pipefail
-check=$1 library=$2 baseline=$3 work=$4
+check=$1 library=$2 baseline=$3 work=$4 dlpack=${5:-/usr/include/dlpack}
 mkdir -p "$work"
 fail=0
 
-"$check" "$library" "$baseline" >"$work/pass.log" 2>&1
+"$check" "$library" "$baseline" "$dlpack" >"$work/pass.log" 2>&1
 if [[ $? -eq 0 ]]; then echo "ok   the built library passes against the committed baseline"
 else echo "FAIL the built library does not pass against the committed baseline:"; cat "$work/pass.log"; fail=1; fi
 
@@ -21,7 +21,7 @@ struct=peat_trace_reader_options
 bits=$(grep -o "class-decl name='$struct' size-in-bits='[0-9]*'" "$baseline" | head -1 | grep -o "[0-9]*'$" | tr -d "'")
 [[ -n "$bits" ]] || { echo "FAIL baseline lacks $struct"; exit 1; }
 sed "s/class-decl name='$struct' size-in-bits='$bits'/class-decl name='$struct' size-in-bits='$((bits + 64))'/" "$baseline" >"$work/changed.abi"
-"$check" "$library" "$work/changed.abi" >"$work/changed.log" 2>&1
+"$check" "$library" "$work/changed.abi" "$dlpack" >"$work/changed.log" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]] && grep -q "ABI CHANGE" "$work/changed.log" && grep -q "$struct" "$work/changed.log"; then
   echo "ok   a resized $struct fails the gate (exit $rc) and abidiff names it"
@@ -31,7 +31,7 @@ fi
 
 soname=$(grep -o "soname='[^']*'" "$baseline" | head -1 | cut -d"'" -f2)
 sed "s/soname='$soname'/soname='$soname.old'/" "$work/changed.abi" >"$work/bumped.abi"
-"$check" "$library" "$work/bumped.abi" >"$work/bumped.log" 2>&1
+"$check" "$library" "$work/bumped.abi" "$dlpack" >"$work/bumped.log" 2>&1
 if [[ $? -eq 0 ]] && grep -q "new SONAME" "$work/bumped.log"; then
   echo "ok   the same change passes when the SONAME differs (ABI version bumped)"
 else
