@@ -21,6 +21,19 @@ Spatial read_map(const peat_spatial_map_t* map) {
     for (int64_t r = 0; r < map->rows; ++r) sp.rows_touched += map->row_counts[r] > 0;
   if (map->col_counts)
     for (int64_t c = 0; c < map->cols; ++c) sp.cols_touched += map->col_counts[c] > 0;
+  if (map->row_counts && map->col_counts) {
+    for (int64_t r = 0; r < map->rows; ++r) sp.band_rows += 4 * map->row_counts[r] >= 3 * static_cast<uint64_t>(map->cols);
+    for (int64_t c = 0; c < map->cols; ++c) sp.band_cols += 4 * map->col_counts[c] >= 3 * static_cast<uint64_t>(map->rows);
+    sp.band_fit = true;
+    for (int64_t r = 0; r < map->rows && sp.band_fit; ++r)
+      if (4 * map->row_counts[r] < 3 * static_cast<uint64_t>(map->cols) &&
+          map->row_counts[r] > static_cast<uint64_t>(sp.band_cols))
+        sp.band_fit = false;
+    for (int64_t c = 0; c < map->cols && sp.band_fit; ++c)
+      if (4 * map->col_counts[c] < 3 * static_cast<uint64_t>(map->rows) &&
+          map->col_counts[c] > static_cast<uint64_t>(sp.band_rows))
+        sp.band_fit = false;
+  }
   sp.tiles_total = map->tile_grid_rows * map->tile_grid_cols;
   if (map->tile_counts)
     for (int64_t t = 0; t < sp.tiles_total; ++t)

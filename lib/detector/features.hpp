@@ -170,6 +170,12 @@ struct Spatial {
   bool present = false;
   int64_t rows = 0, cols = 0, rows_touched = 0, cols_touched = 0, tiles_touched = 0, tiles_total = 0;
   double touched_tile_area = 0;
+  // Rows (columns) at least 3/4 mismatching, and whether the other rows and
+  // columns fit inside them: each other row has at most band_cols mismatches
+  // and each other column at most band_rows -- what a union of whole rows and
+  // whole columns (an L or a cross: both trailing partial tiles dropped) shows.
+  int64_t band_rows = 0, band_cols = 0;
+  bool band_fit = false;
   uint64_t m = 0;
   int lane_period = -1, lane = -1;
   int64_t first = -1;

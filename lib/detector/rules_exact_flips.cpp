@@ -145,7 +145,10 @@ bool Rules::scaling() {
   // (The range bounds the spread exactly; the moments, read from rounded
   // squares, can lose that precision in f64.)
   const double range = s.ratio_max - s.ratio_min;
-  if (!(std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean) && range <= 8 * F.u_store * std::fabs(mean)))
+  // A factor of exactly 0 is no scale: c = 0 for every g != 0 keeps nothing of
+  // g, which is what an output never written shows (DROPPED_WRITES, rule 9).
+  if (!(mean != 0 && std::fabs(mean - 1) >= 16 * F.u_store && std::isfinite(mean) &&
+        range <= 8 * F.u_store * std::fabs(mean)))
     return false;
   auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 1.0 - 0.5 * std::min(1.0, range / (8 * F.u_store * std::fabs(mean))),
                   static_cast<int64_t>(F.n));

@@ -792,6 +792,29 @@ void composite_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& 
                2 * std::ldexp(1.0, -(p + 1)) * gmax;
       S.score(c);
     }
+    if (!fk.reduced) {  // REGION: a tiled kernel whose trailing partial tiles (rows and columns) are never
+                        // written, its tile not a multiple of the map's (32): an L of whole rows and columns
+      const int64_t tile = 8 * U(2, 5) + 4;  // 20, 28, 36, 44
+      const int64_t br = kc.rows % tile, bc = kc.cols % tile;
+      const int64_t area = br * kc.cols + bc * kc.rows - br * bc;
+      if (br > 0 && bc > 0 && 2 * area <= n) {
+        Tensor t = floor_t;
+        const Tensor zero = make_tensor({0.0}, dt, 1, 1);
+        for (int64_t i = 0; i < kc.rows; ++i)
+          for (int64_t j = 0; j < kc.cols; ++j)
+            if (i >= kc.rows - br || j >= kc.cols - bc) set_word(t, i * kc.cols + j, word(zero, 0));
+        Case c = kernel_case("composite", where + " trailing tiles of " + std::to_string(tile) + " dropped", dt, kc,
+                             golden, t, PEAT_ERROR_MODEL_REGION);
+        double g2 = 0, gmax = 0;
+        for (double x : golden) { g2 += x * x; gmax = std::max(gmax, std::fabs(x)); }
+        const double u = dt == DT::F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+        c.map_kind = PEAT_MISMATCH_TOLERANCE;  // as playback maps: the pairs beyond the rounding allowance
+        c.rtol = 0;
+        c.atol = 4 * std::sqrt(2.0 * static_cast<double>(kc.K)) * u * std::sqrt(g2 / static_cast<double>(n)) +
+                 2 * std::ldexp(1.0, -(p + 1)) * gmax;
+        S.score(c);
+      }
+    }
     {  // BITFLIP_SINGLE: one sign or exponent flip
       Tensor t = floor_t;
       const int64_t e = U(0, n - 1);

@@ -173,6 +173,55 @@ TEST_CASE("composite: one corrupted tile of a large reordered GEMM is REGION, th
   CHECK(!has(r.det, PEAT_ERROR_MODEL_REDUCED_PRECISION));
 }
 
+TEST_CASE("dropped tiles: trailing rows and columns never written (an L off the map's tiles) are REGION",
+          "[detector][composite]") {
+  // A tiled GEMM whose 40 x 40 tiles leave the trailing 20 rows and 20
+  // columns of a 100 x 100 output unwritten: every row and every column is
+  // touched, and the L covers the map's 32 x 32 tiles only in part.
+  const int64_t M = 100, N = 100, K = 64, band = 20;
+  const auto A = normal(static_cast<size_t>(M * K), 11), B = normal(static_cast<size_t>(K * N), 12);
+  auto g = gemm(A, B, M, N, K, false);
+  auto c = gemm(A, B, M, N, K, true);  // the candidate's own summation order
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      if (i >= M - band || j >= N - band) c[static_cast<size_t>(i * N + j)] = 0;
+  // The map counts the pairs beyond tolerance (what playback maps when any
+  // fails it): the zeros, not the rounding noise everywhere.
+  const Result r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, K);
+  INFO(text(r.det));
+  const peat_verdict_t& v = r.det.verdicts[0];
+  CHECK(v.model == PEAT_ERROR_MODEL_REGION);
+  CHECK(has(r.det, PEAT_ERROR_MODEL_ROUNDING));  // the noise floor beneath
+  CHECK(v.rows_affected == band);
+  CHECK(v.cols_affected == band);
+  CHECK(v.elements >= band * N + band * M - band * band);
+  CHECK(text(r.det).find("20 whole rows and 20 whole columns") != std::string::npos);
+}
+
+TEST_CASE("dropped tiles: an output never written is DROPPED_WRITES, whatever zeros the golden has",
+          "[detector][composite]") {
+  // A 10 x 64 weight gradient whose columns 32..63 are zero (dead units), and
+  // a candidate that wrote nothing: the mismatches fill columns 0..31, but the
+  // candidate is zero everywhere, so no region is named.
+  const int64_t M = 10, N = 64;
+  auto g = normal(static_cast<size_t>(M * N), 13);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 32; j < N; ++j) g[static_cast<size_t>(i * N + j)] = 0;
+  std::vector<float> c(g.size(), 0.0f);
+  Result r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, 16, PEAT_MISMATCH_BITWISE);
+  INFO(text(r.det));
+  CHECK(r.det.verdicts[0].model == PEAT_ERROR_MODEL_DROPPED_WRITES);
+  CHECK(r.det.verdicts[0].elements == M * 32);
+  CHECK(!has(r.det, PEAT_ERROR_MODEL_REGION));
+  // Dense golden, nothing written: c/g = 0 everywhere is no scale factor.
+  g = normal(static_cast<size_t>(M * N), 14);
+  r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, 16, PEAT_MISMATCH_BITWISE);
+  INFO(text(r.det));
+  CHECK(r.det.verdicts[0].model == PEAT_ERROR_MODEL_DROPPED_WRITES);
+  CHECK(r.det.verdicts[0].elements == M * N);
+  CHECK(!has(r.det, PEAT_ERROR_MODEL_SCALING));
+}
+
 TEST_CASE("few outputs: a long dot product tens of ULP off but inside gamma_K is ROUNDING", "[detector][composite]") {
   const int64_t K = 1 << 16;
   auto a = normal(static_cast<size_t>(K), 8);
