@@ -201,6 +201,13 @@ def test_inject_exponent_bit_flip_changes_one_element(rng):
     assert x.reshape(-1)[index].view(np.uint32) == new_bits
     sig = peat.analyze(orig, x)
     assert sig.bitwise_mismatch_count == 1 and sig.xor_popcount_hist[1] == 1
+    # The flipped bit is the pair's highest differing bit; the candidate has
+    # it set exactly when the flip set it.
+    top = flipped.bit_length() - 1
+    assert sig.xor_top_bit_hist[top] == 1 and sum(sig.xor_top_bit_hist) == 1
+    assert sig.xor_top_bit_set_hist[top] == (1 if new_bits & flipped else 0)
+    assert sum(sig.xor_top_bit_set_hist) == sig.xor_top_bit_set_hist[top]
+    assert sig.to_dict()["xor_top_bit_hist"] == sig.xor_top_bit_hist
     assert peat.round_value(1.0 + 2.0 ** -9, "bf16") == 1.0
 
 

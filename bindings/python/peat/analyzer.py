@@ -73,6 +73,12 @@ class Signature:
     rel_hist: list
     xor_bit_hist: list
     xor_popcount_hist: list
+    #: Per storage bit b: mismatching pairs whose highest differing bit is b,
+    #: and of those, the pairs whose candidate word has bit b set (0.2; all
+    #: zero in a signature from a 0.1 library). The Detector's stuck-bit rule
+    #: reads them.
+    xor_top_bit_hist: list
+    xor_top_bit_set_hist: list
     raw: _capi.Signature = dataclasses.field(repr=False, compare=False)
 
     @classmethod
@@ -86,7 +92,9 @@ class Signature:
                    candidate_dtype=_dtype_name(s.candidate_dtype),
                    ulp_hist=list(s.ulp_hist), rel_hist=list(s.rel_hist),
                    xor_bit_hist=list(s.xor_bit_hist),
-                   xor_popcount_hist=list(s.xor_popcount_hist), raw=copy, **plain)
+                   xor_popcount_hist=list(s.xor_popcount_hist),
+                   xor_top_bit_hist=list(s.xor_top_bit_hist),
+                   xor_top_bit_set_hist=list(s.xor_top_bit_set_hist), raw=copy, **plain)
 
     def _metric(self, fn) -> float:
         out = c_double()
