@@ -276,19 +276,7 @@ void Playback::regroup() {
   summary_.cancelled = before.cancelled;
   by_op_ = Grouping{};
   by_layer_ = Grouping{};
-  Summary& s = summary_;
-  for (const Result& r : results_) {
-    ++s.done;
-    if (r.status == PEAT_STATUS_OK) {
-      ++s.ok;
-      if (r.bitwise_mismatches == 0) ++s.exact; else ++s.mismatched;
-      if (r.deterministic == 0) ++s.nondeterministic;
-    } else {
-      ++s.failed;
-    }
-    add_to(by_op_, r.op, r);
-    add_to(by_layer_, r.module_path, r);
-  }
+  for (const Result& r : results_) count(r);
 }
 
 }  // namespace peat::impl::playback

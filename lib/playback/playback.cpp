@@ -162,8 +162,7 @@ void Playback::add_to(Grouping& grouping, const std::string& name, const Result&
       }
 }
 
-bool Playback::collect(Work& work) {
-  Result& r = work.result;
+void Playback::count(const Result& r) {
   Summary& s = summary_;
   ++s.done;
   if (r.status == PEAT_STATUS_OK) {
@@ -175,7 +174,12 @@ bool Playback::collect(Work& work) {
   }
   add_to(by_op_, r.op, r);
   add_to(by_layer_, r.module_path, r);
-  results_.push_back(std::move(r));
+}
+
+bool Playback::collect(Work& work) {
+  count(work.result);
+  results_.push_back(std::move(work.result));
+  const Summary& s = summary_;
   if (options_.progress != nullptr && options_.progress(options_.progress_user, s.done, s.selected) != 0) return false;
   return true;
 }

@@ -135,6 +135,9 @@ class Playback {
   peat_detection_t detect_call(const Result& r, std::size_t output, const peat_spatial_map_t* map = nullptr) const;
   bool collect(Work& work);  // false: cancel
   void add_to(Grouping& grouping, const std::string& name, const Result& result);
+  // Counts a result in the summary and adds it to its op and layer groups
+  // (collect, and import when the groups are rebuilt in record order).
+  void count(const Result& result);
   const Grouping& grouping(peat_playback_group_kind_t kind) const;
   void release_library() noexcept;
   uint64_t options_fingerprint() const;  // filter, config and run_twice: parts must agree
