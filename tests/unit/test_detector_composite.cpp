@@ -198,6 +198,27 @@ TEST_CASE("dropped tiles: trailing rows and columns never written (an L off the 
   CHECK(text(r.det).find("20 whole rows and 20 whole columns") != std::string::npos);
 }
 
+TEST_CASE("a convolution's padding bug in the last row and column of every H x W plane is REGION",
+          "[detector][composite]") {
+  // N*C = 8 planes of 12 x 12, mapped as the default (N*C*H) x W view: the last
+  // row of every plane is a whole view row, the last column one whole view
+  // column, so every row and every column is touched -- only their union is
+  // confined.
+  const int64_t planes = 8, H = 12, W = 12, rows = planes * H;
+  auto g = normal(static_cast<size_t>(rows * W), 15);
+  auto c = g;
+  const auto junk = normal(c.size(), 16);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < W; ++j)
+      if (r % H == H - 1 || j == W - 1) c[static_cast<size_t>(r * W + j)] = 8 * junk[static_cast<size_t>(r * W + j)];
+  const Result r = judge(g, c, rows, W, PEAT_OP_KIND_CONV, 27);
+  INFO(text(r.det));
+  const peat_verdict_t& v = r.det.verdicts[0];
+  CHECK(v.model == PEAT_ERROR_MODEL_REGION);
+  CHECK(v.rows_affected == planes);
+  CHECK(v.cols_affected == 1);
+}
+
 TEST_CASE("dropped tiles: an output never written is DROPPED_WRITES, whatever zeros the golden has",
           "[detector][composite]") {
   // A 10 x 64 weight gradient whose columns 32..63 are zero (dead units), and
