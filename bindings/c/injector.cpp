@@ -159,6 +159,12 @@ PEAT_API peat_status_t peat_injector_firing_signature(const peat_injector_t* inj
   return c_get_struct(__func__, injector, "injector", out, [&](auto& inj) { return inj.firing_signature(index); });
 }
 
+PEAT_API peat_status_t peat_injector_firing_rerun_signature(const peat_injector_t* injector, uint64_t index,
+                                                            peat_signature_t* out) {
+  return c_get_struct(__func__, injector, "injector", out,
+                      [&](auto& inj) { return inj.firing_rerun_signature(index); });
+}
+
 PEAT_API peat_status_t peat_injector_write_log(const peat_injector_t* injector, const char* path, int32_t append) {
   return c_with(__func__, injector, "injector", [&](const auto& inj) {
     require_arg(path, "path");

@@ -347,6 +347,15 @@ typedef struct peat_injector_policy {
                                   output, zeros before its first call). Required for INJECT,
                                   ignored otherwise. Default NULL. */
   int32_t output_index;        /* INJECT: which output gets the error model. Default 0. */
+  /* ---- 0.2 ---- */
+  int32_t run_twice;           /* RUN_BOTH: 1 = the candidate runs a second time on the same
+                                  inputs, into other scratch copies, and the two runs are
+                                  compared element by element (peat_firing_t.rerun_mismatches,
+                                  peat_injector_firing_rerun_signature): non-determinism seen
+                                  in the outputs themselves, which two signatures against the
+                                  golden cannot show (results swapped between equal rows).
+                                  Costs one more candidate run per firing. 0 or 1; ignored
+                                  for other actions. Default 0. */
 } peat_injector_policy_t;
 
 /* Fill defaults and struct_size. NULL-safe. */
@@ -461,6 +470,10 @@ typedef struct peat_firing {
   double max_rel_error;      /* max |c - g| / |g| over finite pairs with g != 0 */
   double rms_error;          /* sqrt(mean (c - g)^2) over finite pairs */
   int64_t injected;          /* INJECT: elements the error model changed */
+  /* ---- 0.2 ---- */
+  int64_t rerun_mismatches;  /* RUN_BOTH with run_twice: elements whose bits differ between
+                                the candidate's two runs, over all outputs; -1 when the
+                                candidate did not run twice (or its second run failed) */
 } peat_firing_t;
 
 /* Runs op `op` the way the schedule decides for its next call:
@@ -470,6 +483,8 @@ typedef struct peat_firing {
  *    instead and the firing's status says why.
  *  - RUN_BOTH: golden writes `outputs`; the candidate writes scratch copies
  *    (allocated by the backend of each output); each output pair is compared.
+ *    With the policy's run_twice, the candidate runs again into other
+ *    scratch copies and its two runs are compared too.
  *  - INJECT: golden writes `outputs`, then the policy's error model is applied
  *    to outputs[output_index] (seed = session seed, op, call), and golden vs
  *    injected is compared.
@@ -507,6 +522,17 @@ PEAT_API peat_status_t peat_injector_firing(const peat_injector_t* injector, uin
  * (compared == 0) -> NOT_FOUND. Thread-safe. */
 PEAT_API peat_status_t peat_injector_firing_signature(const peat_injector_t* injector, uint64_t index,
                                                       peat_signature_t* out);
+
+/* (0.2) The signature of firing `index`'s second candidate run against its
+ * first (a policy with run_twice), merged over the outputs like
+ * peat_injector_firing_signature. Pass it to peat_detect as
+ * peat_detect_context_t.rerun_diff (with the firing's signature as the one
+ * judged) to decide NONDETERMINISM from the outputs themselves. out->struct_size
+ * is set by the caller; a smaller, older struct receives its leading part.
+ * Errors: index out of range, or a firing whose candidate did not run twice
+ * (rerun_mismatches < 0) -> NOT_FOUND. Thread-safe. */
+PEAT_API peat_status_t peat_injector_firing_rerun_signature(const peat_injector_t* injector, uint64_t index,
+                                                            peat_signature_t* out);
 
 /* Writes the log as JSON lines, one object per firing with the fields of
  * peat_firing_t plus "op_name" and "action_name", to `path` (truncated, or

@@ -99,13 +99,33 @@ bool all_nan(const DLTensor& t) {
 // Adds the comparison of one (golden, other) output pair to the firing
 // summary and merges its signature into `merged` (pairs the analyzer will not
 // merge, e.g. of another dtype, count in the summary only).
+// Merges `sig` into `merged` (the first one is copied).
+void merge_into(peat_signature_t& merged, bool& have_signature, const peat_signature_t& sig) {
+  if (!have_signature) {
+    merged = sig;
+    have_signature = true;
+    return;
+  }
+  try {
+    analyzer::merge(merged, sig);
+  } catch (const Error&) {
+    // another dtype or tolerance: kept in the summary fields only
+  }
+}
+
+// The signature of one output pair; false when the analyzer cannot compare
+// it here (device memory, integer outputs).
+bool analyze_pair(const DLTensor& first, const DLTensor& second, peat_signature_t& sig) {
+  const TensorView g = make_view(&first, "golden output"), c = make_view(&second, "candidate output");
+  if (!is_host(g.device) || !is_host(c.device) || !float_kind(g.dtype) || !float_kind(c.dtype)) return false;
+  analyzer::analyze(g, c, analyzer::default_config(), sig, nullptr);
+  return true;
+}
+
 void compare_into(const DLTensor& golden, const DLTensor& other, peat_firing_t& f, double& sum_sq, uint64_t& finite,
                   peat_signature_t& merged, bool& have_signature) {
-  const TensorView g = make_view(&golden, "golden output"), c = make_view(&other, "candidate output");
-  if (!is_host(g.device) || !is_host(c.device) || !float_kind(g.dtype) || !float_kind(c.dtype)) return;
-  const peat_signature_config_t config = analyzer::default_config();
   peat_signature_t sig;
-  analyzer::analyze(g, c, config, sig, nullptr);
+  if (!analyze_pair(golden, other, sig)) return;
   f.compared = 1;
   f.elements += static_cast<int64_t>(sig.count);
   f.mismatches += static_cast<int64_t>(sig.bitwise_mismatch_count);
@@ -114,16 +134,7 @@ void compare_into(const DLTensor& golden, const DLTensor& other, peat_firing_t& 
   f.max_rel_error = std::max(f.max_rel_error, sig.max_rel_error);
   sum_sq += analyzer::sum_value(sig.sum_sq_error);
   finite += sig.finite_count;
-  if (!have_signature) {
-    merged = sig;
-    have_signature = true;
-  } else {
-    try {
-      analyzer::merge(merged, sig);
-    } catch (const Error&) {
-      // another dtype or tolerance: kept in the summary fields only
-    }
-  }
+  merge_into(merged, have_signature, sig);
 }
 
 }  // namespace
@@ -220,10 +231,13 @@ void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTen
   f.action = action;
   f.policy = fired ? static_cast<int32_t>(fired->index) : -1;
   f.status = PEAT_STATUS_OK;
+  f.rerun_mismatches = -1;
   double sum_sq = 0.0;
   uint64_t finite = 0;
   peat_signature_t signature = analyzer::empty_signature();
   bool have_signature = false;
+  peat_signature_t rerun = analyzer::empty_signature();  // second candidate run vs first (run_twice)
+  bool have_rerun = false;
   std::string problem;
 
   const Candidate* candidate = plan->candidate;
@@ -268,6 +282,30 @@ void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTen
       if (f.status == PEAT_STATUS_OK)
         for (int32_t i = 0; i < n_out; ++i) compare_into(outputs[i], targets[static_cast<std::size_t>(i)], f, sum_sq, finite, signature,
                        have_signature);
+      if (f.status == PEAT_STATUS_OK && fired != nullptr && fired->settings.run_twice) {
+        // The same inputs again, into other scratch copies: the two runs are
+        // compared with each other element by element.
+        std::vector<std::unique_ptr<Scratch>> scratch2;
+        std::vector<DLTensor> targets2;
+        for (int32_t i = 0; i < n_out; ++i) {
+          scratch2.push_back(std::make_unique<Scratch>(outputs[i]));
+          targets2.push_back(scratch2.back()->tensor());
+        }
+        if (run_candidate(targets2.data()) == PEAT_STATUS_OK) {
+          int64_t differing = 0;
+          for (int32_t i = 0; i < n_out; ++i) {
+            peat_signature_t sig;
+            const auto k = static_cast<std::size_t>(i);
+            if (!analyze_pair(targets[k], targets2[k], sig)) continue;
+            differing += static_cast<int64_t>(sig.bitwise_mismatch_count);
+            merge_into(rerun, have_rerun, sig);
+          }
+          if (have_rerun) f.rerun_mismatches = differing;
+        } else {
+          session_.log(PEAT_LOG_WARNING, fmt::format("injector: op '{}' call {}: the second run failed: {}",
+                                                      session_.op_name(op), call, problem));
+        }
+      }
       break;
     }
     case PEAT_ACTION_INJECT: {
@@ -320,7 +358,7 @@ void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTen
   }
   if (finite > 0) f.rms_error = std::sqrt(sum_sq / static_cast<double>(finite));
   keep_previous();
-  append(f, signature);
+  append(f, signature, have_rerun ? &rerun : nullptr);
   if (f.status != PEAT_STATUS_OK)
     session_.log(PEAT_LOG_WARNING, fmt::format("injector: op '{}' call {} ({}): {}; the golden result is kept",
                                                 session_.op_name(op), call, action_name(action), problem));

@@ -37,6 +37,7 @@ peat_injector_policy_t default_policy() noexcept {
   p.phase_mask = PEAT_PHASE_MASK_ALL;
   p.spec = nullptr;
   p.output_index = 0;
+  p.run_twice = 0;
   return p;
 }
 
@@ -77,6 +78,7 @@ uint32_t Injector::add_policy(const peat_injector_policy_t& in) {
   if (in.phase_mask == 0 || (in.phase_mask & ~PEAT_PHASE_MASK_ALL) != 0)
     bad("phase_mask", in.phase_mask, "must be a non-empty set of (1 << PEAT_PHASE_*) bits (1..15)");
   if (in.output_index < 0) bad("output_index", in.output_index, "must be >= 0");
+  if (in.run_twice != 0 && in.run_twice != 1) bad("run_twice", in.run_twice, "must be 0 or 1");
   policy->settings = in;
   if (in.action == PEAT_ACTION_INJECT) {
     if (in.spec == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "policy.spec is NULL but the action is INJECT");
@@ -229,12 +231,14 @@ peat_action_t Injector::decide_call(uint32_t op, uint64_t call, const Policy** f
   return evaluate(plan, op, call, fired);
 }
 
-void Injector::append(const peat_firing_t& firing, const peat_signature_t& signature) {
+void Injector::append(const peat_firing_t& firing, const peat_signature_t& signature,
+                      const peat_signature_t* rerun) {
   std::lock_guard lock(log_mutex_);
   if (log_.size() >= max_firings_logged_) {
     ++dropped_;
     return;
   }
+  if (rerun != nullptr) log_reruns_.emplace(log_.size(), *rerun);
   log_.push_back(firing);
   log_signatures_.push_back(signature);
 }
@@ -263,6 +267,17 @@ peat_signature_t Injector::firing_signature(uint64_t index) const {
   if (!log_[index].compared) fail(PEAT_STATUS_NOT_FOUND, "firing {} compared nothing (its status: {})", index,
                                   status_name(log_[index].status));
   return log_signatures_[index];
+}
+
+peat_signature_t Injector::firing_rerun_signature(uint64_t index) const {
+  std::lock_guard lock(log_mutex_);
+  if (index >= log_.size())
+    fail(PEAT_STATUS_NOT_FOUND, "firing {} does not exist (the log holds {})", index, log_.size());
+  const auto it = log_reruns_.find(index);
+  if (it == log_reruns_.end())
+    fail(PEAT_STATUS_NOT_FOUND, "firing {} did not run the candidate twice (a RUN_BOTH policy with run_twice = 1)",
+         index);
+  return it->second;
 }
 
 namespace {
@@ -298,6 +313,7 @@ void Injector::write_log(const std::string& path, bool append_mode) const {
     j["max_rel_error"] = number_or_null(f.max_rel_error);
     j["rms_error"] = number_or_null(f.rms_error);
     j["injected"] = f.injected;
+    if (f.rerun_mismatches >= 0) j["rerun_mismatches"] = f.rerun_mismatches;
     out << j.dump() << '\n';
   }
   out.flush();

@@ -96,13 +96,15 @@ class Injector {
   uint64_t firings_dropped() const;
   peat_firing_t firing(uint64_t index) const;  // throws NOT_FOUND
   peat_signature_t firing_signature(uint64_t index) const;  // throws NOT_FOUND
+  peat_signature_t firing_rerun_signature(uint64_t index) const;  // throws NOT_FOUND
   void write_log(const std::string& path, bool append) const;
 
  private:
   const OpPlan& plan_for(uint32_t op);
   const OpPlan& build_plan(uint32_t op);
   peat_action_t evaluate(const OpPlan& plan, uint32_t op, uint64_t call, const Policy** fired);
-  void append(const peat_firing_t& firing, const peat_signature_t& signature);
+  // rerun: the second run against the first (run_twice), or NULL.
+  void append(const peat_firing_t& firing, const peat_signature_t& signature, const peat_signature_t* rerun);
 
   session::Session& session_;
   uint32_t max_firings_logged_;
@@ -134,6 +136,7 @@ class Injector {
   mutable std::mutex log_mutex_;
   std::vector<peat_firing_t> log_;
   std::vector<peat_signature_t> log_signatures_;  // parallel to log_
+  std::unordered_map<uint64_t, peat_signature_t> log_reruns_;  // by log index: firings that ran twice
   uint64_t dropped_ = 0;
 };
 

@@ -36,6 +36,92 @@ static int32_t candidate_half(void* ctx, const DLTensor* inputs, int32_t n_in, D
   return 0;
 }
 
+/* A racy reduction's signature: rows 0 and 1 of the input are equal, and on
+ * every other call the candidate swaps the results of two output elements
+ * whose golden values differ -- the same multiset of values each time. */
+static int g_racy_calls;
+static int32_t candidate_swapping(void* ctx, const DLTensor* inputs, int32_t n_in, DLTensor* outputs,
+                                  int32_t n_out, const void* attrs) {
+  float* out = (float*)outputs[0].data;
+  (void)ctx;
+  (void)attrs;
+  (void)n_in;
+  (void)n_out;
+  memcpy(out, inputs[0].data, sizeof g_in);
+  if (g_racy_calls++ % 2 == 1) {
+    const float t = out[2];
+    out[2] = out[3];
+    out[3] = t;
+  }
+  return 0;
+}
+
+static void test_run_twice(void) {
+  peat_session_t* session = NULL;
+  peat_injector_t* injector = NULL;
+  peat_injector_policy_t policy;
+  peat_firing_t firing;
+  peat_signature_t first, rerun;
+  peat_detect_context_t ctx;
+  peat_detection_t det;
+  uint32_t op = 0, index = 0;
+  peat_action_t action;
+  DLTensor in = tensor_f32(g_in), out = tensor_f32(g_out);
+  int i;
+  CHECK_STATUS(peat_session_create(NULL, &session), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_create(session, NULL, &injector), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_session_intern_op(session, "gemm", &op), PEAT_STATUS_OK);
+  peat_injector_policy_init(&policy);
+  CHECK(policy.run_twice == 0);
+  policy.run_twice = 2;
+  CHECK_STATUS(peat_injector_add_policy(injector, &policy, &index), PEAT_STATUS_INVALID_ARGUMENT);
+  policy.run_twice = 1;
+  CHECK_STATUS(peat_injector_add_policy(injector, &policy, &index), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_set_candidate(injector, "*", candidate_swapping, NULL), PEAT_STATUS_OK);
+  for (i = 0; i < 24; ++i) g_in[i] = (float)(i + 1);
+  g_racy_calls = 0;
+  CHECK_STATUS(peat_injector_dispatch(injector, op, &in, 1, &out, 1, NULL, golden_copy, NULL, &action, NULL),
+               PEAT_STATUS_OK);
+  CHECK(action == PEAT_ACTION_RUN_BOTH);
+  memset(&firing, 0, sizeof firing);
+  firing.struct_size = sizeof firing;
+  CHECK_STATUS(peat_injector_firing(injector, 0, &firing), PEAT_STATUS_OK);
+  /* run 1 equals the golden; run 2 swapped two elements */
+  CHECK(firing.mismatches == 0);
+  CHECK(firing.rerun_mismatches == 2);
+  peat_signature_init(&first);
+  peat_signature_init(&rerun);
+  CHECK_STATUS(peat_injector_firing_signature(injector, 0, &first), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_firing_rerun_signature(injector, 0, &rerun), PEAT_STATUS_OK);
+  CHECK(rerun.count == 24 && rerun.bitwise_mismatch_count == 2);
+  /* the Detector decides NONDETERMINISM from the runs themselves */
+  peat_detect_context_init(&ctx);
+  ctx.rerun_diff = &rerun;
+  peat_detection_init(&det);
+  CHECK_STATUS(peat_detect(&first, &ctx, &det), PEAT_STATUS_OK);
+  CHECK(det.verdict_count >= 1 && det.verdicts[0].model == PEAT_ERROR_MODEL_NONDETERMINISM);
+  CHECK_STATUS(peat_injector_firing_rerun_signature(injector, 1, &rerun), PEAT_STATUS_NOT_FOUND);
+  CHECK_STATUS(peat_injector_firing_rerun_signature(NULL, 0, &rerun), PEAT_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(peat_injector_firing_rerun_signature(injector, 0, NULL), PEAT_STATUS_INVALID_ARGUMENT);
+
+  /* a deterministic candidate: 0 differing; without run_twice: -1 and NOT_FOUND */
+  CHECK_STATUS(peat_injector_set_candidate(injector, "*", candidate_half, NULL), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_dispatch(injector, op, &in, 1, &out, 1, NULL, golden_copy, NULL, &action, NULL),
+               PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_firing(injector, 1, &firing), PEAT_STATUS_OK);
+  CHECK(firing.mismatches == 24 && firing.rerun_mismatches == 0);
+  CHECK_STATUS(peat_injector_clear_policies(injector), PEAT_STATUS_OK);
+  policy.run_twice = 0;
+  CHECK_STATUS(peat_injector_add_policy(injector, &policy, &index), PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_dispatch(injector, op, &in, 1, &out, 1, NULL, golden_copy, NULL, &action, NULL),
+               PEAT_STATUS_OK);
+  CHECK_STATUS(peat_injector_firing(injector, 2, &firing), PEAT_STATUS_OK);
+  CHECK(firing.rerun_mismatches == -1);
+  CHECK_STATUS(peat_injector_firing_rerun_signature(injector, 2, &rerun), PEAT_STATUS_NOT_FOUND);
+  peat_injector_destroy(injector);
+  peat_session_destroy(session);
+}
+
 static void test_names(void) {
   CHECK(strcmp(peat_inject_kind_name(PEAT_INJECT_BITFLIP), "bitflip") == 0);
   CHECK(strcmp(peat_inject_kind_name(PEAT_INJECT_ULP_NOISE), "ulp_noise") == 0);
@@ -313,5 +399,6 @@ int main(void) {
   test_names();
   test_inject();
   test_scheduler_and_dispatch();
+  test_run_twice();
   return check_report("injector");
 }

@@ -253,6 +253,33 @@ def test_injector_schedule_and_dispatch(session, tmp_path):
         with pytest.raises(peat.InvalidArgumentError):
             inj.add_policy("x", "run_both", every_n=0)
 
+        # run_twice: a candidate whose second run swaps two results (the same
+        # values, so no signature against the golden can tell) is
+        # non-deterministic by its own outputs
+        inj.clear_policies()
+        inj.add_policy("axpy", "run_both", run_twice=True)
+        runs = []
+
+        def swapping(ins, outs):
+            y = 2 * ins[0]
+            if len(runs) % 2:
+                y[[2, 3]] = y[[3, 2]]
+            runs.append(1)
+            outs[0][...] = y
+
+        inj.set_candidate("axpy", swapping)
+        out = np.zeros(8, np.float32)
+        inj.dispatch("axpy", [x], [out], golden)
+        f = inj.firing(2)
+        assert len(runs) == 2 and f.mismatches == 0 and f.rerun_mismatches == 2
+        rerun = inj.firing_rerun_signature(2)
+        assert rerun.bitwise_mismatch_count == 2
+        d = peat.detect(inj.firing_signature(2), rerun_diff=rerun)
+        assert d.verdicts[0].model == "NONDETERMINISM"
+        assert inj.firing(0).rerun_mismatches == -1
+        with pytest.raises(peat.NotFoundError):
+            inj.firing_rerun_signature(0)
+
 
 def test_profiler_and_trace_reader_round_trip(session, tmp_path, rng):
     path = tmp_path / "t.peat"

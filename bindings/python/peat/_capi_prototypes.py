@@ -162,6 +162,7 @@ _PROTOTYPES = {
     "peat_injector_firing_count": (S, [c_void_p, P(c_uint64), P(c_uint64)]),
     "peat_injector_firing": (S, [c_void_p, c_uint64, P(Firing)]),
     "peat_injector_firing_signature": (S, [c_void_p, c_uint64, P(Signature)]),
+    "peat_injector_firing_rerun_signature": (S, [c_void_p, c_uint64, P(Signature)]),
     "peat_injector_write_log": (S, [c_void_p, c_char_p, c_int32]),
     "peat_action_name": (c_char_p, [c_int32]),
     # detector.h

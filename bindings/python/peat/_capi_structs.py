@@ -322,7 +322,8 @@ class InjectorPolicy(Structure):
                 ("every_n", c_uint64), ("phase_offset", c_uint64), ("probability", c_double),
                 ("step_begin", c_int64), ("step_end", c_int64), ("first_calls", c_uint64),
                 ("max_firings", c_uint64), ("phase_mask", c_uint32),
-                ("spec", POINTER(InjectSpec)), ("output_index", c_int32)]
+                ("spec", POINTER(InjectSpec)), ("output_index", c_int32),
+                ("run_twice", c_int32)]
 
 
 class Firing(Structure):
@@ -331,7 +332,7 @@ class Firing(Structure):
                 ("status", c_int32), ("kept_golden", c_int32), ("compared", c_int32),
                 ("elements", c_int64), ("mismatches", c_int64), ("new_nonfinite", c_int64),
                 ("max_abs_error", c_double), ("max_rel_error", c_double),
-                ("rms_error", c_double), ("injected", c_int64)]
+                ("rms_error", c_double), ("injected", c_int64), ("rerun_mismatches", c_int64)]
 
 
 # ---------------------------------------------------------------- detector --

@@ -180,6 +180,9 @@ class Firing:
     max_rel_error: float
     rms_error: float
     injected: int
+    #: run_twice: elements whose bits differ between the candidate's two runs
+    #: (-1: it did not run twice).
+    rerun_mismatches: int = -1
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -217,9 +220,12 @@ class Injector(ClosesOnExit):
     def add_policy(self, op_pattern: str = "*", action: str = "run_both", *, every_n: int = 1,
                    phase_offset: int = 0, probability: float = 1.0, step_begin: int = 0,
                    step_end: int = -1, first_calls: int = 0, max_firings: int = 0,
-                   phases=None, spec: InjectSpec | None = None, output_index: int = 0) -> int:
+                   phases=None, spec: InjectSpec | None = None, output_index: int = 0,
+                   run_twice: bool = False) -> int:
         """Adds a policy; returns its index. `phases` is a list of phase names
-        (None = all)."""
+        (None = all). `run_twice` (run_both): the candidate runs a second
+        time on the same inputs and its two runs are compared element by
+        element (Firing.rerun_mismatches, firing_rerun_signature)."""
         p = _capi.InjectorPolicy()
         lib.peat_injector_policy_init(byref(p))
         p.op_pattern = op_pattern.encode()
@@ -232,6 +238,7 @@ class Injector(ClosesOnExit):
         if spec is not None:
             p.spec = ctypes.pointer(spec.struct)
         p.output_index = output_index
+        p.run_twice = 1 if run_twice else 0
         out = c_uint32()
         check(lib.peat_injector_add_policy(self._h, byref(p), byref(out)),
               "peat_injector_add_policy")
@@ -335,7 +342,7 @@ class Injector(ClosesOnExit):
                       PHASE_NAMES.get(f.phase, str(f.phase)), ACTION_NAMES.get(f.action, "?"),
                       f.policy, f.status, bool(f.kept_golden), bool(f.compared), f.elements,
                       f.mismatches, f.new_nonfinite, f.max_abs_error, f.max_rel_error,
-                      f.rms_error, f.injected)
+                      f.rms_error, f.injected, f.rerun_mismatches)
 
     def firings(self) -> list:
         return [self.firing(i) for i in range(self.firing_count()[0])]
@@ -345,6 +352,17 @@ class Injector(ClosesOnExit):
         lib.peat_signature_init(byref(s))
         check(lib.peat_injector_firing_signature(self._h, index, byref(s)),
               "peat_injector_firing_signature")
+        return Signature.from_struct(s)
+
+    def firing_rerun_signature(self, index: int) -> Signature:
+        """The signature of the candidate's second run against its first, for
+        a firing of a run_twice policy; give it to peat.detect as
+        `rerun_diff` to decide non-determinism from the outputs themselves.
+        NotFoundError when the firing did not run twice."""
+        s = _capi.Signature()
+        lib.peat_signature_init(byref(s))
+        check(lib.peat_injector_firing_rerun_signature(self._h, index, byref(s)),
+              "peat_injector_firing_rerun_signature")
         return Signature.from_struct(s)
 
     def write_log(self, path, append: bool = False) -> None:
