@@ -17,6 +17,7 @@
 
 #include <peat/peat.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -143,6 +144,13 @@ DLDataType dtype_of() noexcept {
 
 }  // namespace detail
 
+// Element count of any DLTensor, checked as the library checks every tensor argument.
+inline int64_t numel(const DLTensor* tensor) {
+  int64_t n = 0;
+  check(peat_tensor_numel(tensor, &n));
+  return n;
+}
+
 // A borrowed host tensor as DLPack: data it does not own, shape it keeps.
 // Converts to `const DLTensor*` / `DLTensor*` for the C calls.
 class tensor_view {
@@ -171,11 +179,7 @@ class tensor_view {
   const DLTensor* get() const noexcept { return &t_; }
   operator DLTensor*() noexcept { return &t_; }
   operator const DLTensor*() const noexcept { return &t_; }
-  int64_t numel() const {
-    int64_t n = 0;
-    check(peat_tensor_numel(&t_, &n));
-    return n;
-  }
+  int64_t numel() const { return peat::numel(&t_); }
 
  private:
   std::vector<int64_t> shape_, strides_;
@@ -306,6 +310,26 @@ class trace_reader : public detail::handle<peat_trace_reader_t, peat_trace_close
     check(peat_trace_run_info(h_, &out));
     return out;
   }
+  // Header tag `index` (< run_info().n_tags) as key and value, owned by the reader.
+  std::pair<const char*, const char*> tag(uint64_t index) const {
+    std::pair<const char*, const char*> out{nullptr, nullptr};
+    check(peat_trace_tag(h_, index, &out.first, &out.second));
+    return out;
+  }
+  // How many records of the file this reader does not list; *out_first (if
+  // given) names the first one ("" when none), owned by the reader.
+  uint64_t skipped(const char** out_first = nullptr) const {
+    uint64_t n = 0;
+    check(peat_trace_skipped(h_, &n, out_first));
+    return n;
+  }
+  // Copies the intact records into a new, complete trace at `path`; returns
+  // how many were written, *out_dropped (if given) how many were left out.
+  uint64_t copy_intact(const char* path, uint64_t* out_dropped = nullptr) const {
+    uint64_t written = 0;
+    check(peat_trace_copy_intact(h_, path, &written, out_dropped));
+    return written;
+  }
   uint64_t record_count() const {
     uint64_t n = 0;
     check(peat_trace_record_count(h_, &n));
@@ -353,6 +377,12 @@ class trace_reader : public detail::handle<peat_trace_reader_t, peat_trace_close
     check(peat_trace_verify(h_, &n));
     return n;
   }
+  // Sets context.op_kind and context.reduction_length from op record `record`
+  // and its output `output` (peat_playback_detect_context); the other fields
+  // are left as they are.
+  void detect_context(uint64_t record, uint64_t output, int64_t signature_k, peat_detect_context_t& context) const {
+    check(peat_playback_detect_context(h_, record, output, signature_k, &context));
+  }
 
  private:
   explicit trace_reader(peat_trace_reader_t* h) { h_ = h; }
@@ -368,6 +398,12 @@ class playback : public detail::handle<peat_playback_t, peat_playback_destroy> {
   // `spec` is "libx.so:symbol".
   void set_candidate_symbol(const char* spec, void* ctx = nullptr) {
     check(peat_playback_set_candidate_symbol(h_, spec, ctx));
+  }
+  // The candidate set above (a loaded symbol stays loaded while the playback has it).
+  peat_kernel_fn candidate(void** out_ctx = nullptr) const {
+    peat_kernel_fn fn = nullptr;
+    check(peat_playback_candidate(h_, &fn, out_ctx));
+    return fn;
   }
   void run() { check(peat_playback_run(h_)); }
   peat_playback_summary_t summary() const {
@@ -409,9 +445,34 @@ class playback : public detail::handle<peat_playback_t, peat_playback_destroy> {
     check(peat_playback_group_signature(h_, kind, index, output, which, &out));
     return out;
   }
+  peat_playback_verdicts_t group_verdicts(peat_playback_group_kind_t kind, uint64_t index, uint64_t output = 0) const {
+    auto out = detail::sized<peat_playback_verdicts_t>();
+    check(peat_playback_group_verdicts(h_, kind, index, output, &out));
+    return out;
+  }
   void write_jsonl(const char* path, bool append = false) const {
     check(peat_playback_write_jsonl(h_, path, append ? 1 : 0));
   }
+  // Share `rank` of a partitioned playback: the selected records in
+  // [first_record, end_record), `records` of them.
+  struct share {
+    uint64_t first_record, end_record, records;
+  };
+  share partition_share(uint32_t rank) const {
+    share s{0, 0, 0};
+    check(peat_playback_partition_share(h_, rank, &s.first_record, &s.end_record, &s.records));
+    return s;
+  }
+  // The last run's results as bytes for import_results in another process of this build.
+  std::vector<std::byte> export_results() const {
+    size_t size = 0;
+    check(peat_playback_export(h_, nullptr, 0, &size));
+    std::vector<std::byte> out(size);
+    check(peat_playback_export(h_, out.data(), out.size(), &size));
+    return out;
+  }
+  // Merges another share's export_results (untrusted: every size is checked).
+  void import_results(const void* data, size_t size) { check(peat_playback_import(h_, data, size)); }
 };
 
 // Owns a peat_injector_t (runtime FI on the session's counters; see peat/injector.h).
@@ -626,6 +687,26 @@ class report : public detail::handle<peat_report_t, peat_report_destroy> {
   }
   void add_spatial_map(const char* label, const peat_spatial_map_t& map) {
     check(peat_report_add_spatial_map(h_, label, &map));
+  }
+  // A playback's results as candidate `candidate` (the playback may be destroyed afterwards).
+  void add_playback(const char* candidate, const playback& p) {
+    check(peat_report_add_playback(h_, candidate, p.get()));
+  }
+  // The call of `candidate` whose spatial map tells most about its error;
+  // nullopt when there is none (every call within tolerance, or no such candidate).
+  struct focus {
+    uint64_t record, output;
+  };
+  std::optional<focus> focus_call(const char* candidate) const {
+    focus c{0, 0};
+    const peat_status_t st = peat_report_focus_call(h_, candidate, &c.record, &c.output);
+    if (st == PEAT_STATUS_NOT_FOUND) return std::nullopt;
+    check(st);
+    return c;
+  }
+  // The spatial map of one call of `candidate` (copied), titled `label` (NULL = "spatial map").
+  void add_candidate_map(const char* candidate, const char* label, const peat_spatial_map_t& map) {
+    check(peat_report_add_candidate_map(h_, candidate, label, &map));
   }
   std::string render_html() const {
     return detail::read_string([&](char* buffer, size_t capacity, size_t* length) {

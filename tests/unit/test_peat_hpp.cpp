@@ -38,6 +38,7 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
   peat::tensor_view ta(a.data(), {4, 8}), tb(b.data(), {8, 3}), tc(c.data(), {4, 3});
   CHECK(ta.numel() == 32);
+  CHECK(peat::numel(tb.get()) == 24);
   DLTensor ins[2] = {*ta.get(), *tb.get()};
   REQUIRE(gemm(nullptr, ins, 2, tc.get(), 1, nullptr) == 0);
 
@@ -90,10 +91,24 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   reader.load_tensor(*first_op, PEAT_TRACE_SLOT_OUTPUT, 0, loaded.data(), loaded.size() * sizeof(float));
   CHECK(loaded == c);
   CHECK(reader.verify() >= 3);
+  CHECK_THROWS_AS(reader.tag(reader.run_info().n_tags), peat::error);  // past the last tag
+  const char* first_skipped = nullptr;
+  CHECK(reader.skipped(&first_skipped) == 0);
+  CHECK(std::string(first_skipped) == "");
+  const char* copy = "unit_peat_hpp_copy.peat";
+  uint64_t dropped = 1;
+  CHECK(reader.copy_intact(copy, &dropped) == reader.record_count());
+  CHECK(dropped == 0);
+  std::remove(copy);
+  peat_detect_context_t ctx;
+  peat_detect_context_init(&ctx);
+  reader.detect_context(*first_op, 0, 0, ctx);
+  CHECK(ctx.reduction_length == 8);
 
   // Same-op replay is EXACT.
   peat::playback pb(reader);
   pb.set_candidate(gemm);
+  CHECK(pb.candidate() == &gemm);
   pb.run();
   CHECK(pb.summary().exact == 1);
   REQUIRE(pb.result_count() == 1);
@@ -102,6 +117,24 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   CHECK(pb.group_count(PEAT_PLAYBACK_BY_OP) == 1);
   CHECK(pb.group(PEAT_PLAYBACK_BY_OP, 0).records == 1);
   CHECK(pb.group_signature(PEAT_PLAYBACK_BY_OP, 0).bitwise_mismatch_count == 0);
+  CHECK(pb.group_verdicts(PEAT_PLAYBACK_BY_OP, 0).records == 1);
+
+  // A partitioned playback: share 1 of 2 merged into share 0 gives every result.
+  peat_playback_options_t halves;
+  peat_playback_options_init(&halves);
+  halves.partition_world = 2;
+  peat::playback share0(reader, &halves);
+  halves.partition_rank = 1;
+  peat::playback share1(reader, &halves);
+  for (peat::playback* p : {&share0, &share1}) {
+    p->set_candidate(gemm);
+    p->run();
+  }
+  CHECK(share0.partition_share(0).records + share0.partition_share(1).records == 1);
+  const std::vector<std::byte> exported = share1.export_results();
+  CHECK_FALSE(exported.empty());
+  share0.import_results(exported.data(), exported.size());
+  CHECK(share0.result_count() == 1);
 
   // Runtime FI: a candidate that doubles its result fires on every 2nd call.
   peat::injector inj(s);
@@ -155,6 +188,9 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   peat::report rep;
   rep.add_signature("test", "aten::mm", 1, 1, fsig, &det);
   rep.add_spatial_map("map", *map);
+  rep.add_playback("same-op", pb);
+  CHECK_FALSE(rep.focus_call("same-op").has_value());  // every call exact
+  rep.add_candidate_map("same-op", "a map", *map);
   CHECK(rep.render_html().find("<html") != std::string::npos);
 
   // The error-model library and the noise band.

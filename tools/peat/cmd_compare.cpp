@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 namespace peat::cli {
@@ -34,11 +35,6 @@ struct Options {
 // apart by their order in the trace.
 using Key = std::tuple<std::string, int32_t, std::string, uint64_t, uint64_t>;
 
-struct TensorFree {
-  void operator()(DLManagedTensor* t) const noexcept { peat_trace_tensor_free(t); }
-};
-using Tensor = std::unique_ptr<DLManagedTensor, TensorFree>;
-
 const char* phase_name(int32_t p) {
   switch (p) {
     case PEAT_PHASE_FORWARD: return "fwd";
@@ -48,12 +44,13 @@ const char* phase_name(int32_t p) {
   }
 }
 
-std::map<Key, uint64_t> index_ops(const peat_trace_reader_t* r, const std::string& glob, uint64_t& ops, uint64_t& duplicates) {
+std::map<Key, uint64_t> index_ops(const peat::trace_reader& r, const std::string& glob, uint64_t& ops, uint64_t& duplicates) {
   std::map<Key, uint64_t> out;
   peat_trace_filter_t f;
   peat_trace_filter_init(&f);
   f.kinds = 1u << PEAT_TRACE_KIND_OP;
-  for (uint64_t i = 0; peat_trace_next(r, &f, i, &i) == PEAT_STATUS_OK; ++i) {
+  for (std::optional<uint64_t> next = r.next(0, &f); next; next = r.next(*next + 1, &f)) {
+    const uint64_t i = *next;
     const peat_trace_record_info_t info = record_info(r, i);
     const std::string family = op_family(info.name);
     if (!glob.empty() && fnmatch(glob.c_str(), family.c_str(), 0) != 0 && fnmatch(glob.c_str(), info.name, 0) != 0) continue;
@@ -86,17 +83,15 @@ struct Family {
   peat_op_kind_t kind = PEAT_OP_KIND_UNKNOWN;  // the library's rule on the family's first golden record
 };
 
-Tensor load(const peat_trace_reader_t* r, uint64_t rec, uint64_t t, const std::string& path) {
-  DLManagedTensor* m = nullptr;
-  check(peat_trace_load_tensor_alloc(r, rec, PEAT_TRACE_SLOT_OUTPUT, t, &m), path);
-  return Tensor(m);
+peat::owned_tensor load(const peat::trace_reader& r, uint64_t rec, uint64_t t, const std::string& path) {
+  return checked(path, [&] { return r.load_tensor(rec, PEAT_TRACE_SLOT_OUTPUT, t); });
 }
 
 int run(const Options& opt) {
-  TraceReader g = open_trace(opt.golden), c = open_trace(opt.candidate);
+  const peat::trace_reader g = open_trace(opt.golden), c = open_trace(opt.candidate);
   uint64_t g_ops = 0, c_ops = 0, g_dup = 0, c_dup = 0;
-  const auto gi = index_ops(g.get(), opt.op_glob, g_ops, g_dup);
-  const auto ci = index_ops(c.get(), opt.op_glob, c_ops, c_dup);
+  const auto gi = index_ops(g, opt.op_glob, g_ops, g_dup);
+  const auto ci = index_ops(c, opt.op_glob, c_ops, c_dup);
   std::vector<Pair> pairs;
   std::map<std::pair<std::string, int32_t>, Family> families;
   uint64_t only_golden = 0;
@@ -106,7 +101,7 @@ int run(const Options& opt) {
       ++only_golden;
       continue;
     }
-    const peat_trace_record_info_t ginfo = record_info(g.get(), grec), cinfo = record_info(c.get(), it->second);
+    const peat_trace_record_info_t ginfo = record_info(g, grec), cinfo = record_info(c, it->second);
     Family& fam = families[{std::get<0>(key), std::get<1>(key)}];
     if (fam.pairs == 0) {
       fam.name = std::get<0>(key);
@@ -114,7 +109,7 @@ int run(const Options& opt) {
       peat_signature_init(&fam.signature);
       peat_detect_context_t ctx;
       peat_detect_context_init(&ctx);
-      check(peat_playback_detect_context(g.get(), grec, 0, 0, &ctx), opt.golden);
+      checked(opt.golden, [&] { g.detect_context(grec, 0, 0, ctx); });
       fam.k = ctx.reduction_length;
       fam.kind = ctx.op_kind;
     }
@@ -130,24 +125,22 @@ int run(const Options& opt) {
       peat_signature_init(&p.signature);
       peat_detection_init(&p.detection);
       ++fam.pairs;
-      Tensor gt = load(g.get(), grec, t, opt.golden), ct = load(c.get(), it->second, t, opt.candidate);
+      const peat::owned_tensor gt = load(g, grec, t, opt.golden), ct = load(c, it->second, t, opt.candidate);
       peat_signature_config_t cfg;
       peat_signature_config_init(&cfg);
       cfg.reduction_length = fam.k;
-      peat_spatial_map_t map;
-      peat_spatial_map_init(&map);
-      if (peat_analyze(&gt->dl_tensor, &ct->dl_tensor, &cfg, &p.signature, &map) != PEAT_STATUS_OK) {
-        p.error = library_message();
+      peat::spatial_map map;
+      if (const auto why = failure([&] { p.signature = peat::analyze(&gt->dl_tensor, &ct->dl_tensor, &cfg, map.get()); })) {
+        p.error = *why;
         ++fam.failed;
       } else {
         peat_detect_context_t ctx;
         peat_detect_context_init(&ctx);
         ctx.op_kind = fam.k > 0 ? fam.kind : PEAT_OP_KIND_UNKNOWN;
-        ctx.map = &map;
-        p.detected = peat_detect(&p.signature, &ctx, &p.detection) == PEAT_STATUS_OK;
-        if (peat_signature_merge(&fam.signature, &p.signature) != PEAT_STATUS_OK) ++fam.unmerged;
+        ctx.map = map.get();
+        p.detected = !failure([&] { p.detection = peat::detect(p.signature, &ctx); });
+        if (failure([&] { peat::merge(fam.signature, p.signature); })) ++fam.unmerged;
       }
-      peat_spatial_map_release(&map);
       pairs.push_back(std::move(p));
     }
   }
@@ -158,7 +151,7 @@ int run(const Options& opt) {
       peat_detect_context_init(&ctx);
       ctx.op_kind = fam.k > 0 ? fam.kind : PEAT_OP_KIND_UNKNOWN;
       peat_detection_init(&fam.detection);
-      fam.detected = peat_detect(&fam.signature, &ctx, &fam.detection) == PEAT_STATUS_OK;
+      fam.detected = !failure([&] { fam.detection = peat::detect(fam.signature, &ctx); });
     }
     findings = findings || fam.failed > 0 || fam.signature.tolerance_fail_count > 0 || fam.signature.new_nonfinite_count > 0;
   }

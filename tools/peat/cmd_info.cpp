@@ -9,6 +9,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace peat::cli {
 
@@ -23,16 +25,21 @@ double codec_ratio(uint64_t raw, uint64_t encoded) {
   return raw ? static_cast<double>(encoded) / static_cast<double>(raw) : 0.0;
 }
 
-void add_tensor_bytes(const peat_trace_reader_t* r, uint64_t rec, peat_trace_slot_t slot, uint64_t n, uint64_t& tensors,
+void add_tensor_bytes(const peat::trace_reader& r, uint64_t rec, peat_trace_slot_t slot, uint64_t n, uint64_t& tensors,
                       uint64_t& raw, uint64_t& encoded) {
   for (uint64_t t = 0; t < n; ++t) {
-    peat_trace_tensor_info_t ti{};
-    ti.struct_size = sizeof ti;
-    check(peat_trace_tensor_info(r, rec, slot, t, &ti), "tensor info");
+    const peat_trace_tensor_info_t ti = checked("tensor info", [&] { return r.tensor_info(rec, slot, t); });
     ++tensors;
     raw += ti.raw_bytes;
     encoded += ti.encoded_bytes;
   }
+}
+
+// The header's tags in order; a tag the reader cannot give is left out.
+std::vector<std::pair<const char*, const char*>> tags_of(const peat::trace_reader& r, const peat_trace_run_info_t& ri) {
+  std::vector<std::pair<const char*, const char*>> out;
+  for (uint64_t t = 0; t < ri.n_tags; ++t) failure([&] { out.push_back(r.tag(t)); });
+  return out;
 }
 
 std::string mib(uint64_t bytes) {
@@ -42,13 +49,9 @@ std::string mib(uint64_t bytes) {
 }
 
 int run(const std::string& path, bool json) {
-  TraceReader reader = open_trace(path);
-  const peat_trace_reader_t* r = reader.get();
-  peat_trace_run_info_t ri{};
-  ri.struct_size = sizeof ri;
-  check(peat_trace_run_info(r, &ri), path);
-  uint64_t n = 0;
-  check(peat_trace_record_count(r, &n), path);
+  const peat::trace_reader r = open_trace(path);
+  const peat_trace_run_info_t ri = checked(path, [&] { return r.run_info(); });
+  const uint64_t n = checked(path, [&] { return r.record_count(); });
   uint64_t kinds[5] = {0, 0, 0, 0, 0};
   std::map<std::string, OpStats> ops;
   std::map<std::string, std::pair<uint64_t, double>> scalars;  // points, last value
@@ -95,10 +98,7 @@ int run(const std::string& path, bool json) {
                 {"library_version", ri.library_version}, {"run_name", ri.run_name}, {"rank", ri.rank},
                 {"world_size", ri.world_size}, {"created_unix_ns", ri.created_unix_ns}};
     nlohmann::json tags = nlohmann::json::object();
-    for (uint64_t t = 0; t < ri.n_tags; ++t) {
-      const char *k = nullptr, *v = nullptr;
-      if (peat_trace_tag(r, t, &k, &v) == PEAT_STATUS_OK) tags[k] = v;
-    }
+    for (const auto& [k, v] : tags_of(r, ri)) tags[k] = v;
     j["tags"] = tags;
     j["file_bytes"] = file_bytes;
     j["records"] = {{"total", n}, {"op", kinds[1]}, {"checkpoint", kinds[2]}, {"scalar", kinds[3]}, {"step", kinds[4]}};
@@ -124,11 +124,8 @@ int run(const std::string& path, bool json) {
   std::printf("run        %s, rank %d of %d, framework '%s', device '%s' (%s)\n",
               *ri.run_name ? printable(ri.run_name).c_str() : "(unnamed)", ri.rank, ri.world_size,
               printable(ri.framework).c_str(), printable(ri.device).c_str(), printable(ri.vendor).c_str());
-  for (uint64_t t = 0; t < ri.n_tags; ++t) {
-    const char *k = nullptr, *v = nullptr;
-    if (peat_trace_tag(r, t, &k, &v) == PEAT_STATUS_OK)
-      std::printf("tag        %s = %s\n", printable(k).c_str(), printable(v).c_str());
-  }
+  for (const auto& [k, v] : tags_of(r, ri))
+    std::printf("tag        %s = %s\n", printable(k).c_str(), printable(v).c_str());
   std::printf("records    %llu: %llu op, %llu checkpoint, %llu scalar, %llu step marker\n", static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(kinds[1]), static_cast<unsigned long long>(kinds[2]),
               static_cast<unsigned long long>(kinds[3]), static_cast<unsigned long long>(kinds[4]));

@@ -65,7 +65,7 @@ struct Missing {
 
 struct TraceRun {
   std::string path;
-  TraceReader reader;
+  peat::trace_reader reader;
   std::unique_ptr<Replay> replay;
   std::vector<Missing> missing;
 };
@@ -87,33 +87,30 @@ int32_t heartbeat(void*, uint64_t, uint64_t) {
 
 // Under MPI: each rank replays its share; rank 0 imports the others' results
 // (in rank order) and notes the shares that never came.
-void merge_shares(peat_playback_t* playback, TraceRun& run, double timeout_s) {
+void merge_shares(peat::playback& playback, TraceRun& run, double timeout_s) {
   Ranks& ranks = Ranks::instance();
-  size_t size = 0;
-  check(peat_playback_export(playback, nullptr, 0, &size), run.path);
-  std::vector<std::byte> mine(size);
-  check(peat_playback_export(playback, mine.data(), mine.size(), &size), run.path);
+  std::vector<std::byte> mine = checked(run.path, [&] { return playback.export_results(); });
   const auto waited = Clock::now();
   std::vector<Ranks::Part> parts = ranks.gather(std::move(mine), timeout_s);
   g_timing.wait_s += since(waited);
   for (std::size_t r = 1; r < parts.size(); ++r) {
     Ranks::Part& part = parts[r];
     if (part.received) {
-      uint64_t before = 0, after = 0;
-      check(peat_playback_result_count(playback, &before), run.path);
+      const uint64_t before = checked(run.path, [&] { return playback.result_count(); });
       const auto t = Clock::now();
-      const peat_status_t s = peat_playback_import(playback, part.bytes.data(), part.bytes.size());
+      const auto why = failure([&] { playback.import_results(part.bytes.data(), part.bytes.size()); });
       g_timing.import_s += since(t);
-      check(peat_playback_result_count(playback, &after), run.path);
-      g_timing.imported_records += after - before;
-      if (s == PEAT_STATUS_OK) continue;
-      part.why = "its result could not be merged: " + library_message();
+      g_timing.imported_records += checked(run.path, [&] { return playback.result_count(); }) - before;
+      if (!why) continue;
+      part.why = "its result could not be merged: " + *why;
     }
     Missing m;
     m.rank = static_cast<int>(r);
     m.why = part.why;
-    check(peat_playback_partition_share(playback, static_cast<uint32_t>(r), &m.first_record, &m.end_record, &m.records),
-          run.path);
+    const peat::playback::share share = checked(run.path, [&] { return playback.partition_share(static_cast<uint32_t>(r)); });
+    m.first_record = share.first_record;
+    m.end_record = share.end_record;
+    m.records = share.records;
     std::fprintf(stderr, "peat playback: %s: share of rank %d (records %llu..%llu, %llu op records) is missing: %s\n",
                  run.path.c_str(), m.rank, static_cast<unsigned long long>(m.first_record),
                  static_cast<unsigned long long>(m.end_record), static_cast<unsigned long long>(m.records),
@@ -239,14 +236,11 @@ int run(const Options& opt) {
     return run_peer_replay(po);
   }
   std::vector<TraceRun> runs;
-  for (const std::string& path : opt.traces) {
-    TraceRun& run = runs.emplace_back();
-    run.path = path;
-    run.reader = open_trace(path);
-  }
+  for (const std::string& path : opt.traces) runs.push_back(TraceRun{path, open_trace(path), nullptr, {}});
+  // Every trace is open before the first Replay holds a reader: `runs` does not move any more.
   for (TraceRun& run : runs) {
-    if (ranks.world() > 1) ro.merge = [&run, &opt](peat_playback_t* p) { merge_shares(p, run, opt.rank_timeout); };
-    run.replay = std::make_unique<Replay>(run.reader.get(), run.path, ro);
+    if (ranks.world() > 1) ro.merge = [&run, &opt](peat::playback& p) { merge_shares(p, run, opt.rank_timeout); };
+    run.replay = std::make_unique<Replay>(run.reader, run.path, ro);
   }
   if (!root) return kOk;  // rank 0 reports for every rank
   const double replay_s = since(start);
@@ -272,7 +266,7 @@ int run(const Options& opt) {
 int report(const Options& opt, const std::vector<TraceRun>& runs) {
   if (!opt.jsonl.empty())
     for (std::size_t i = 0; i < runs.size(); ++i)
-      check(peat_playback_write_jsonl(runs[i].replay->playback(), opt.jsonl.c_str(), i > 0 ? 1 : 0), opt.jsonl);
+      checked(opt.jsonl, [&] { runs[i].replay->playback().write_jsonl(opt.jsonl.c_str(), i > 0); });
   bool findings = false;
   for (const TraceRun& run : runs) findings = findings || run.replay->findings() || !run.missing.empty();
   const bool several = runs.size() > 1;

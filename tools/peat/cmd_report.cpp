@@ -8,14 +8,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <string>
 
 namespace peat::cli {
 
 namespace {
-
-struct ReportCloser {
-  void operator()(peat_report_t* r) const noexcept { peat_report_destroy(r); }
-};
 
 const char* kind_name(peat_report_input_kind_t k) {
   return k == PEAT_REPORT_INPUT_TRACE ? "trace" : k == PEAT_REPORT_INPUT_PLAYBACK ? "playback results" : "runtime-FI report";
@@ -34,21 +31,18 @@ std::string candidate_name(const std::string& spec) {
 // Replays `spec` over the trace and hands the playback to the report (its
 // per-call verdicts and detections), then maps the call the report names as
 // the most informative.
-void add_candidate(peat_report_t* report, const peat_trace_reader_t* reader, const std::string& trace, const std::string& spec) {
+void add_candidate(peat::report& report, const peat::trace_reader& reader, const std::string& trace, const std::string& spec) {
   ReplayOptions ro;
   ro.candidate = spec;
   ro.run_twice = true;
   Replay replay(reader, trace, ro);
   const std::string name = candidate_name(spec);
-  check(peat_report_add_playback(report, name.c_str(), replay.playback()), "report");
-  uint64_t record = 0, output = 0;
-  if (peat_report_focus_call(report, name.c_str(), &record, &output) != PEAT_STATUS_OK) return;  // every call exact
+  checked("report", [&] { report.add_playback(name.c_str(), replay.playback()); });
+  const auto focus = checked("report", [&] { return report.focus_call(name.c_str()); });
+  if (!focus) return;  // every call exact
   WorstCall call;
-  if (replay.map_call(record, output, call)) {
-    const peat_status_t s = peat_report_add_candidate_map(report, name.c_str(), call.label.c_str(), &call.map);
-    peat_spatial_map_release(&call.map);
-    check(s, "report");
-  }
+  if (replay.map_call(focus->record, focus->output, call))
+    checked("report", [&] { report.add_candidate_map(name.c_str(), call.label.c_str(), **call.map); });
 }
 
 }  // namespace
@@ -57,27 +51,19 @@ int write_report(const ReportRequest& request) {
   peat_report_options_t options;
   peat_report_options_init(&options);
   if (!request.title.empty()) options.title = request.title.c_str();
-  peat_report_t* raw = nullptr;
-  check(peat_report_create(&options, &raw), "report");
-  std::unique_ptr<peat_report_t, ReportCloser> report(raw);
+  peat::report report = checked("report", [&] { return peat::report(&options); });
   std::string first_trace;
   for (const std::string& in : request.inputs) {
-    peat_report_input_kind_t kind = 0;
-    const peat_status_t s = peat_report_add_input(raw, in.c_str(), &kind);
-    if (s != PEAT_STATUS_OK) {
-      const std::string msg = library_message();
-      throw CliError(exit_code_for(s), one_line(msg.find(in) == std::string::npos ? in + ": " + msg : msg));
-    }
+    const peat_report_input_kind_t kind = checked(in, [&] { return report.add_input(in.c_str()); });
     if (kind == PEAT_REPORT_INPUT_TRACE && first_trace.empty()) first_trace = in;
     if (!request.quiet) std::printf("%s: %s\n", in.c_str(), kind_name(kind));
   }
   if (!request.candidates.empty()) {
     if (first_trace.empty()) throw CliError(kUsage, "--candidate needs a trace among the inputs");
-    TraceReader reader = open_trace(first_trace);
-    for (const std::string& spec : request.candidates) add_candidate(raw, reader.get(), first_trace, spec);
+    const peat::trace_reader reader = open_trace(first_trace);
+    for (const std::string& spec : request.candidates) add_candidate(report, reader, first_trace, spec);
   }
-  const peat_status_t s = peat_report_write_html(raw, request.output.c_str());
-  check(s, request.output);
+  checked(request.output, [&] { report.write_html(request.output.c_str()); });
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(request.output, ec);
   std::printf("wrote %s (%llu bytes)\n", request.output.c_str(), static_cast<unsigned long long>(bytes));

@@ -6,36 +6,38 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 namespace peat::cli {
 
 namespace {
 
 // Skipped records of an open reader (intact frames this reader cannot use).
-uint64_t skipped(const peat_trace_reader_t* r, const std::string& path, std::string& first) {
-  uint64_t n = 0;
+uint64_t skipped(const peat::trace_reader& r, const std::string& path, std::string& first) {
   const char* why = nullptr;
-  check(peat_trace_skipped(r, &n, &why), path);
+  const uint64_t n = checked(path, [&] { return r.skipped(&why); });
   first = why ? why : "";
   return n;
 }
 
 int run(const std::string& path, const std::string& recover_out) {
   if (!recover_out.empty()) {
-    peat_trace_reader_t* raw = nullptr;
     peat_trace_recovery_t rec{};
-    rec.struct_size = sizeof rec;
-    check(peat_trace_recover(path.c_str(), nullptr, &raw, &rec), path);
-    TraceReader reader(raw);
+    const peat::trace_reader reader = checked(path, [&] { return peat::trace_reader::recover(path.c_str(), &rec); });
     // The intact records are copied byte for byte (every value and unix_ns as
     // recorded); a record whose payload is damaged is left out, not the rest.
     uint64_t written = 0, dropped = 0;
-    const peat_status_t s = peat_trace_copy_intact(reader.get(), recover_out.c_str(), &written, &dropped);
-    if (s == PEAT_STATUS_INVALID_ARGUMENT || s == PEAT_STATUS_NOT_FOUND || s == PEAT_STATUS_IO_ERROR)
-      throw CliError(kBadInput, one_line(library_message()));
-    check(s, path);
+    try {
+      written = reader.copy_intact(recover_out.c_str(), &dropped);
+    } catch (const peat::error& e) {
+      // OUT is the problem, not the trace: the library's message names it.
+      const peat_status_t s = e.status();
+      if (s == PEAT_STATUS_INVALID_ARGUMENT || s == PEAT_STATUS_NOT_FOUND || s == PEAT_STATUS_IO_ERROR)
+        throw CliError(kBadInput, library_message(e));
+      throw cli_error(e, path);
+    }
     std::string first;
-    const uint64_t n_skipped = skipped(reader.get(), path, first);
+    const uint64_t n_skipped = skipped(reader, path, first);
     std::printf("%s: %s; %llu intact records (%llu of %llu bytes)%s%s\n", path.c_str(),
                 rec.complete ? "complete" : "incomplete", static_cast<unsigned long long>(rec.records),
                 static_cast<unsigned long long>(rec.valid_bytes), static_cast<unsigned long long>(rec.file_bytes),
@@ -45,26 +47,27 @@ int run(const std::string& path, const std::string& recover_out) {
     std::printf("\n");
     return rec.complete && dropped == 0 && n_skipped == 0 ? kOk : kFindings;
   }
-  peat_trace_reader_t* raw = nullptr;
-  const peat_status_t s = peat_trace_open(path.c_str(), nullptr, &raw);
-  if (s == PEAT_STATUS_CORRUPT_DATA) {
-    // Damaged or truncated: a finding of verify, not a usage error.
+  // Damaged or truncated: a finding of verify, not a usage error.
+  std::optional<peat::trace_reader> reader;
+  try {
+    reader.emplace(path.c_str());
+  } catch (const peat::error& e) {
+    if (e.status() != PEAT_STATUS_CORRUPT_DATA) throw cli_error(e, path);
     std::fprintf(stderr, "peat verify: %s (recover the intact records with --recover OUT)\n",
-                 library_message().c_str());
+                 library_message(e).c_str());
     return kFindings;
   }
-  check(s, path);
-  TraceReader reader(raw);
-  uint64_t n = 0, tensors = 0;
-  check(peat_trace_record_count(raw, &n), path);
-  const peat_status_t v = peat_trace_verify(raw, &tensors);
-  if (v == PEAT_STATUS_CORRUPT_DATA) {
-    std::fprintf(stderr, "peat verify: %s\n", library_message().c_str());
+  const uint64_t n = checked(path, [&] { return reader->record_count(); });
+  uint64_t tensors = 0;
+  try {
+    tensors = reader->verify();
+  } catch (const peat::error& e) {
+    if (e.status() != PEAT_STATUS_CORRUPT_DATA) throw cli_error(e, path);
+    std::fprintf(stderr, "peat verify: %s\n", library_message(e).c_str());
     return kFindings;
   }
-  check(v, path);
   std::string first;
-  if (const uint64_t k = skipped(raw, path, first); k > 0) {
+  if (const uint64_t k = skipped(*reader, path, first); k > 0) {
     std::fprintf(stderr, "peat verify: %s: %llu record(s) skipped, the first: %s\n", path.c_str(),
                  static_cast<unsigned long long>(k), first.c_str());
     return kFindings;

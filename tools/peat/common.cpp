@@ -65,39 +65,38 @@ int exit_code_for(peat_status_t status) {
   }
 }
 
-std::string library_message() {
-  std::string msg = peat_last_error_message();
-  // The library names its function first ("peat_trace_open: ..."); the user needs the rest.
+std::string library_message(const peat::error& e) {
+  std::string msg = e.what();
+  // peat.hpp puts the status name first ("CORRUPT_DATA: ..."), the library its
+  // function ("peat_trace_open: ..."); the user needs the rest.
+  const std::string status = std::string(peat_status_string(e.status())) + ": ";
+  if (msg.rfind(status, 0) == 0) msg.erase(0, status.size());
   if (const auto p = msg.find(": "); p != std::string::npos && msg.rfind("peat_", 0) == 0 &&
                                      msg.find(' ') > p)
     msg = msg.substr(p + 2);
   return one_line(msg);
 }
 
-void check(peat_status_t status, const std::string& what) {
-  if (status == PEAT_STATUS_OK) return;
-  const std::string msg = library_message();
+CliError cli_error(const peat::error& e, const std::string& what) {
+  const std::string msg = library_message(e);
   // Say `what` (usually the file) only when the library's message does not already.
-  throw CliError(exit_code_for(status), msg.find(what) != std::string::npos ? msg : what + ": " + msg);
+  return CliError(exit_code_for(e.status()), msg.find(what) != std::string::npos ? msg : what + ": " + msg);
 }
 
-TraceReader open_trace(const std::string& path) {
-  peat_trace_reader_t* r = nullptr;
-  const peat_status_t s = peat_trace_open(path.c_str(), nullptr, &r);
-  if (s != PEAT_STATUS_OK) {
-    std::string msg = library_message();
-    if (s == PEAT_STATUS_CORRUPT_DATA && msg.find("footer") != std::string::npos)
-      msg += " (try: peat verify " + path + " --recover OUT)";
-    throw CliError(exit_code_for(s), one_line(msg.find(path) == std::string::npos ? path + ": " + msg : msg));
+peat::trace_reader open_trace(const std::string& path) {
+  try {
+    return peat::trace_reader(path.c_str());
+  } catch (const peat::error& e) {
+    const std::string msg = library_message(e);
+    // The hint names the file, so the message needs no other mention of it.
+    if (e.status() == PEAT_STATUS_CORRUPT_DATA && msg.find("footer") != std::string::npos)
+      throw CliError(exit_code_for(e.status()), one_line(msg + " (try: peat verify " + path + " --recover OUT)"));
+    throw cli_error(e, path);
   }
-  return TraceReader(r);
 }
 
-peat_trace_record_info_t record_info(const peat_trace_reader_t* reader, uint64_t index) {
-  peat_trace_record_info_t info{};
-  info.struct_size = sizeof info;
-  check(peat_trace_record_info(reader, index, &info), "record " + std::to_string(index));
-  return info;
+peat_trace_record_info_t record_info(const peat::trace_reader& reader, uint64_t index) {
+  return checked("record " + std::to_string(index), [&] { return reader.record_info(index); });
 }
 
 bool stdout_is_tty() { return isatty(STDOUT_FILENO) == 1; }

@@ -1,12 +1,12 @@
-// Shared pieces of the `peat` subcommands: exit codes, the one-line error,
-// RAII holders of library handles, status checks.
+// Shared pieces of the `peat` subcommands: exit codes, the one-line error and
+// the one conversion of the library's errors (peat::error) into it.
 #pragma once
 
-#include <peat/peat.h>
+#include "peat/peat.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,12 +39,36 @@ class CliError : public std::runtime_error {
 // Exit code for a library status (I/O and data errors -> kBadInput, ...).
 int exit_code_for(peat_status_t status);
 
-// Throws CliError when status != OK: "<what>: <library message>", with the
-// library's message flattened to one line.
-void check(peat_status_t status, const std::string& what);
+// The library's message of `e` as the user reads it: without the status
+// name peat.hpp and the function name the library put first, one line.
+std::string library_message(const peat::error& e);
 
-// The thread's last library error without the function-name prefix, one line.
-std::string library_message();
+// The one conversion of a library error: "<what>: <library message>" (the
+// message alone when it names `what` already), the exit code of its status.
+CliError cli_error(const peat::error& e, const std::string& what);
+
+// Runs `call` (peat.hpp calls) and returns its value; a library error leaves
+// as cli_error(e, what), so every failure names what the user gave.
+template <typename F>
+auto checked(const std::string& what, F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const peat::error& e) {
+    throw cli_error(e, what);
+  }
+}
+
+// Runs library calls whose failure the command reports and goes on from:
+// the library's message when one failed, nullopt when all succeeded.
+template <typename F>
+std::optional<std::string> failure(F&& call) {
+  try {
+    call();
+    return std::nullopt;
+  } catch (const peat::error& e) {
+    return library_message(e);
+  }
+}
 
 // One line: newlines and tabs become spaces, other control characters \xNN.
 std::string one_line(std::string text);
@@ -53,17 +77,12 @@ std::string one_line(std::string text);
 // escapes, so a trace's strings cannot move the cursor or recolour output.
 std::string printable(std::string_view text);
 
-struct TraceCloser {
-  void operator()(peat_trace_reader_t* r) const noexcept { peat_trace_close(r); }
-};
-using TraceReader = std::unique_ptr<peat_trace_reader_t, TraceCloser>;
-
 // Opens a complete trace; a trace without footer gives a hint to use
 // `peat verify --recover`. Throws CliError.
-TraceReader open_trace(const std::string& path);
+peat::trace_reader open_trace(const std::string& path);
 
-// Record info with struct_size set; throws CliError.
-peat_trace_record_info_t record_info(const peat_trace_reader_t* reader, uint64_t index);
+// Record `index`'s info; throws CliError naming the record.
+peat_trace_record_info_t record_info(const peat::trace_reader& reader, uint64_t index);
 
 // Whether stdout / stderr is a terminal.
 bool stdout_is_tty();

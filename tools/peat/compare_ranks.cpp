@@ -18,11 +18,6 @@ namespace peat::cli {
 
 namespace {
 
-struct TensorFree {
-  void operator()(DLManagedTensor* t) const noexcept { peat_trace_tensor_free(t); }
-};
-using Tensor = std::unique_ptr<DLManagedTensor, TensorFree>;
-
 // What must agree across ranks: a collective's output or a checkpoint's tensor.
 struct Item {
   int64_t step = 0;
@@ -41,10 +36,9 @@ struct Where {
 // Every item of one trace, in record order.
 std::vector<std::pair<Item, Where>> items_of(const RankTrace& t, const std::string& glob) {
   std::vector<std::pair<Item, Where>> out;
-  uint64_t n = 0;
-  check(peat_trace_record_count(t.reader.get(), &n), t.path);
+  const uint64_t n = checked(t.path, [&] { return t.reader.record_count(); });
   for (uint64_t i = 0; i < n; ++i) {
-    const peat_trace_record_info_t info = record_info(t.reader.get(), i);
+    const peat_trace_record_info_t info = record_info(t.reader, i);
     peat_trace_slot_t slot;
     Item item;
     item.step = info.step;
@@ -60,12 +54,9 @@ std::vector<std::pair<Item, Where>> items_of(const RankTrace& t, const std::stri
     } else {
       continue;
     }
-    uint64_t tensors = 0;
-    check(peat_trace_tensor_count(t.reader.get(), i, slot, &tensors), t.path);
+    const uint64_t tensors = checked(t.path, [&] { return t.reader.tensor_count(i, slot); });
     for (uint64_t k = 0; k < tensors; ++k) {
-      peat_trace_tensor_info_t ti{};
-      ti.struct_size = sizeof ti;
-      check(peat_trace_tensor_info(t.reader.get(), i, slot, k, &ti), t.path);
+      const peat_trace_tensor_info_t ti = checked(t.path, [&] { return t.reader.tensor_info(i, slot, k); });
       Item it = item;
       it.tensor = ti.name[0] != '\0' ? ti.name : std::to_string(k);
       out.push_back({it, Where{i, static_cast<uint64_t>(slot), k, ti.checksum}});
@@ -74,19 +65,16 @@ std::vector<std::pair<Item, Where>> items_of(const RankTrace& t, const std::stri
   return out;
 }
 
+// Tensor `where` of a rank's trace.
+peat::owned_tensor load(const RankTrace& t, const Where& where) {
+  return checked(t.path, [&] {
+    return t.reader.load_tensor(where.record, static_cast<peat_trace_slot_t>(where.slot), where.index);
+  });
+}
+
 peat_signature_t difference(const RankTrace& ref, const Where& a, const RankTrace& other, const Where& b) {
-  DLManagedTensor* x = nullptr;
-  DLManagedTensor* y = nullptr;
-  check(peat_trace_load_tensor_alloc(ref.reader.get(), a.record, static_cast<peat_trace_slot_t>(a.slot), a.index, &x),
-        ref.path);
-  Tensor hold_x(x);
-  check(peat_trace_load_tensor_alloc(other.reader.get(), b.record, static_cast<peat_trace_slot_t>(b.slot), b.index, &y),
-        other.path);
-  Tensor hold_y(y);
-  peat_signature_t sig;
-  peat_signature_init(&sig);
-  check(peat_analyze(&x->dl_tensor, &y->dl_tensor, nullptr, &sig, nullptr), other.path);
-  return sig;
+  const peat::owned_tensor x = load(ref, a), y = load(other, b);
+  return checked(other.path, [&] { return peat::analyze(&x->dl_tensor, &y->dl_tensor); });
 }
 
 // The collective itself, checked like a kernel: for each recorded all-reduce
@@ -125,12 +113,10 @@ std::vector<CollectiveCheck> check_collectives(const std::vector<RankTrace>& set
       names.push_back(item.name);
     }
     // Rank 0's output, every rank's input 0 of the same record key.
-    DLManagedTensor* raw = nullptr;
-    check(peat_trace_load_tensor_alloc(set[0].reader.get(), where0.record, PEAT_TRACE_SLOT_OUTPUT, 0, &raw), set[0].path);
-    Tensor out(raw);
+    const peat::owned_tensor out =
+        checked(set[0].path, [&] { return set[0].reader.load_tensor(where0.record, PEAT_TRACE_SLOT_OUTPUT, 0); });
     const DLDataType dt = out->dl_tensor.dtype;
-    int64_t n = 0;
-    check(peat_tensor_numel(&out->dl_tensor, &n), set[0].path);
+    const int64_t n = checked(set[0].path, [&] { return peat::numel(&out->dl_tensor); });
     const bool f32 = dt.code == kDLFloat && dt.bits == 32 && dt.lanes == 1;
     const bool f64 = dt.code == kDLFloat && dt.bits == 64 && dt.lanes == 1;
     bool ok = f32 || f64;
@@ -141,22 +127,21 @@ std::vector<CollectiveCheck> check_collectives(const std::vector<RankTrace>& set
         ok = false;
         break;
       }
-      DLManagedTensor* in_raw = nullptr;
-      const peat_status_t st = peat_trace_load_tensor_alloc(set[static_cast<std::size_t>(r)].reader.get(),
-                                                            found->second.record, PEAT_TRACE_SLOT_INPUT, 0, &in_raw);
-      if (st != PEAT_STATUS_OK) {
+      // An input that cannot be read, or does not fit the output, skips the call.
+      bool fits = false;
+      const auto unread = failure([&] {
+        const peat::owned_tensor in =
+            set[static_cast<std::size_t>(r)].reader.load_tensor(found->second.record, PEAT_TRACE_SLOT_INPUT, 0);
+        const DLTensor& x = in->dl_tensor;
+        fits = peat::numel(&x) == n && x.dtype.code == dt.code && x.dtype.bits == dt.bits;
+        if (!fits) return;
+        if (f32) mean_into<float>(acc, x);
+        else mean_into<double>(acc, x);
+      });
+      if (unread || !fits) {
         ok = false;
         break;
       }
-      Tensor in(in_raw);
-      int64_t m = 0;
-      if (peat_tensor_numel(&in->dl_tensor, &m) != PEAT_STATUS_OK || m != n ||
-          in->dl_tensor.dtype.code != dt.code || in->dl_tensor.dtype.bits != dt.bits) {
-        ok = false;
-        break;
-      }
-      if (f32) mean_into<float>(acc, in->dl_tensor);
-      else mean_into<double>(acc, in->dl_tensor);
     }
     if (!ok) {
       ++c.skipped;
@@ -174,7 +159,7 @@ std::vector<CollectiveCheck> check_collectives(const std::vector<RankTrace>& set
     peat_signature_config_t cfg;
     peat_signature_config_init(&cfg);
     cfg.reduction_length = world;
-    check(peat_analyze_accumulate(&ref, &out->dl_tensor, &cfg, &c.signature, nullptr), set[0].path);
+    checked(set[0].path, [&] { peat::accumulate(c.signature, &ref, &out->dl_tensor, &cfg); });
     ++c.calls;
   }
   std::vector<CollectiveCheck> out;
@@ -185,7 +170,7 @@ std::vector<CollectiveCheck> check_collectives(const std::vector<RankTrace>& set
     ctx.op_kind = PEAT_OP_KIND_REDUCTION;
     ctx.reduction_length = world;
     peat_detection_init(&c.detection);
-    c.detected = c.signature.count > 0 && peat_detect(&c.signature, &ctx, &c.detection) == PEAT_STATUS_OK;
+    c.detected = c.signature.count > 0 && !failure([&] { c.detection = peat::detect(c.signature, &ctx); });
     out.push_back(c);
   }
   return out;

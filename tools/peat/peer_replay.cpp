@@ -25,14 +25,12 @@ nlohmann::json replay_on_this_device(const RankTrace& trace, const ReplayOptions
   ReplayOptions ro = base;
   ro.progress = false;
   ro.progress_fn = beat;
-  Replay replay(trace.reader.get(), trace.path, ro);
-  uint64_t n = 0;
-  check(peat_playback_result_count(replay.playback(), &n), trace.path);
+  Replay replay(trace.reader, trace.path, ro);
+  const peat::playback& playback = replay.playback();
+  const uint64_t n = checked(trace.path, [&] { return playback.result_count(); });
   nlohmann::json differ = nlohmann::json::array(), failed = nlohmann::json::array();
   for (uint64_t i = 0; i < n; ++i) {
-    peat_playback_result_t r{};
-    r.struct_size = sizeof r;
-    check(peat_playback_result(replay.playback(), i, &r), trace.path);
+    const peat_playback_result_t r = checked(trace.path, [&] { return playback.result(i); });
     if (r.status != PEAT_STATUS_OK) failed.push_back(r.record);
     else if (r.bitwise_mismatches > 0) differ.push_back(r.record);
   }

@@ -6,19 +6,13 @@
 
 namespace peat::cli {
 
-RankTrace rank_trace_of(std::string path, TraceReader reader) {
-  RankTrace t;
-  t.path = std::move(path);
-  t.reader = std::move(reader);
-  peat_trace_run_info_t info{};
-  info.struct_size = sizeof info;
-  check(peat_trace_run_info(t.reader.get(), &info), t.path);
+RankTrace rank_trace_of(std::string path, peat::trace_reader reader) {
+  RankTrace t{.path = std::move(path), .reader = std::move(reader)};
+  const peat_trace_run_info_t info = checked(t.path, [&] { return t.reader.run_info(); });
   t.rank = info.rank;
   t.world = info.world_size;
   for (uint64_t i = 0; i < info.n_tags; ++i) {
-    const char* key = nullptr;
-    const char* value = nullptr;
-    check(peat_trace_tag(t.reader.get(), i, &key, &value), t.path);
+    const auto [key, value] = checked(t.path, [&] { return t.reader.tag(i); });
     if (std::string(key) == "run_id") t.run_id = value;
   }
   return t;
@@ -31,20 +25,25 @@ std::string rank_file(const std::string& path, int rank) {
   return m[1].str() + ".rank" + std::to_string(rank) + ".peat";
 }
 
+namespace {
+
+// Opens one rank's trace; a missing rank file says which rank it was.
+peat::trace_reader open_rank_trace(const std::string& path) {
+  try {
+    return open_trace(path);
+  } catch (const CliError& e) {
+    static const std::regex rule(R"(^.*\.rank([0-9]+)\.peat$)");
+    std::smatch m;
+    if (!std::regex_match(path, m, rule)) throw;
+    throw CliError(e.code(), "rank " + m[1].str() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<RankTrace> open_rank_set(const std::vector<std::string>& paths, bool by_position) {
   std::vector<RankTrace> set;
-  for (const std::string& p : paths) {
-    TraceReader reader;
-    try {
-      reader = open_trace(p);
-    } catch (const CliError& e) {  // a missing rank file: say which rank it was
-      static const std::regex rule(R"(^.*\.rank([0-9]+)\.peat$)");
-      std::smatch m;
-      if (!std::regex_match(p, m, rule)) throw;
-      throw CliError(e.code(), "rank " + m[1].str() + ": " + e.what());
-    }
-    set.push_back(rank_trace_of(p, std::move(reader)));
-  }
+  for (const std::string& p : paths) set.push_back(rank_trace_of(p, open_rank_trace(p)));
   if (set.empty()) throw CliError(kUsage, "no rank traces given");
   const bool single_process_headers =
       std::all_of(set.begin(), set.end(), [](const RankTrace& t) { return t.rank == 0 && t.world == 1; });

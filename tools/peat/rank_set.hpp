@@ -16,11 +16,11 @@ struct RankTrace {
   int rank = 0;
   int world = 1;
   std::string path, run_id;  // run_id "" when the trace has no "run_id" tag
-  TraceReader reader;
+  peat::trace_reader reader;
 };
 
 // The header's rank, world size and run id of an open trace.
-RankTrace rank_trace_of(std::string path, TraceReader reader);
+RankTrace rank_trace_of(std::string path, peat::trace_reader reader);
 
 // Opens and checks `paths`; the result is in rank order. With `by_position`
 // true, traces whose headers do not form a rank set (every one rank 0 of 1,

@@ -26,7 +26,7 @@ struct ReplayOptions {
   // with analyse false the Replay stops after that (ranks other than 0).
   uint32_t partition_rank = 0, partition_world = 1;
   peat_playback_progress_fn progress_fn = nullptr;  // instead of the bar: called after each record
-  std::function<void(peat_playback_t*)> merge;
+  std::function<void(peat::playback&)> merge;
   bool analyse = true;
 };
 
@@ -46,18 +46,15 @@ struct OpVerdict {
 struct WorstCall {
   std::string label;
   uint64_t record = 0;
-  peat_spatial_map_t map{};  // library-owned buffers; released by ~Replay
-  bool valid = false;
+  std::optional<peat::spatial_map> map;  // empty until a call was mapped
 };
 
 class Replay {
  public:
-  Replay(const peat_trace_reader_t* reader, std::string trace_path, const ReplayOptions& options);
-  ~Replay();
-  Replay(const Replay&) = delete;
-  Replay& operator=(const Replay&) = delete;
+  // `reader` must outlive the Replay (the playback reads from it).
+  Replay(const peat::trace_reader& reader, std::string trace_path, const ReplayOptions& options);
 
-  const peat_playback_t* playback() const { return playback_; }
+  const peat::playback& playback() const { return playback_; }
   const peat_playback_summary_t& summary() const { return summary_; }
   const std::vector<OpVerdict>& ops() const { return ops_; }
   const WorstCall& worst() const { return worst_; }
@@ -74,10 +71,10 @@ class Replay {
   void detect_ops();
   void map_worst_call();
 
-  const peat_trace_reader_t* reader_;
+  const peat::trace_reader& reader_;
   std::string path_;
   ReplayOptions options_;
-  peat_playback_t* playback_ = nullptr;
+  peat::playback playback_;
   peat_playback_summary_t summary_{};
   std::vector<OpVerdict> ops_;
   WorstCall worst_;

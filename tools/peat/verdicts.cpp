@@ -33,8 +33,9 @@ nlohmann::json verdicts_json(const peat_detection_t& d, bool detected) {
 }
 
 double relative_l2(const peat_signature_t& s) {
-  double v = 0;
-  return peat_signature_relative_l2(&s, &v) == PEAT_STATUS_OK ? v : 0.0;
+  double v = 0;  // 0 for a signature the library refuses (one never initialised)
+  failure([&] { v = peat::relative_l2(s); });
+  return v;
 }
 
 nlohmann::json signature_json(const peat_signature_t& s) {
