@@ -541,6 +541,13 @@ class injector : public detail::handle<peat_injector_t, peat_injector_destroy> {
     check(peat_injector_firing_signature(h_, index, &out));
     return out;
   }
+  // The second candidate run against the first (a run_twice policy); throws NOT_FOUND otherwise.
+  peat_signature_t firing_rerun_signature(uint64_t index) const {
+    peat_signature_t out;
+    peat_signature_init(&out);
+    check(peat_injector_firing_rerun_signature(h_, index, &out));
+    return out;
+  }
   void write_log(const char* path, bool append = false) const { check(peat_injector_write_log(h_, path, append)); }
 };
 

@@ -156,6 +156,8 @@ TEST_CASE("peat.hpp covers every object: record, read, replay, inject, aggregate
   const peat_signature_t fsig = inj.firing_signature(0);
   CHECK(fsig.count == 12);
   CHECK(d == c);  // RUN_BOTH keeps the golden result
+  CHECK(inj.firing(0).rerun_mismatches == -1);
+  CHECK_THROWS_AS(inj.firing_rerun_signature(0), peat::error);
 
   // Signatures, aggregation, detection, maps, reports.
   std::vector<float> c2 = c;
