@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/backend.hpp"
-#include "barrier.hpp"
+#include "bindings/c/barrier.hpp"
 #include "core/dtype.hpp"
 #include "core/tensor_view.hpp"
 #include "core/versioned_struct.hpp"
