@@ -22,17 +22,15 @@ Spatial read_map(const peat_spatial_map_t* map) {
   if (map->col_counts)
     for (int64_t c = 0; c < map->cols; ++c) sp.cols_touched += map->col_counts[c] > 0;
   if (map->row_counts && map->col_counts) {
-    for (int64_t r = 0; r < map->rows; ++r) sp.band_rows += 4 * map->row_counts[r] >= 3 * static_cast<uint64_t>(map->cols);
-    for (int64_t c = 0; c < map->cols; ++c) sp.band_cols += 4 * map->col_counts[c] >= 3 * static_cast<uint64_t>(map->rows);
+    // A row (column) of `extent` elements is in the band when >= 3/4 of it mismatch.
+    const auto full = [](uint64_t count, int64_t extent) { return 4 * count >= 3 * static_cast<uint64_t>(extent); };
+    for (int64_t r = 0; r < map->rows; ++r) sp.band_rows += full(map->row_counts[r], map->cols);
+    for (int64_t c = 0; c < map->cols; ++c) sp.band_cols += full(map->col_counts[c], map->rows);
     sp.band_fit = true;
     for (int64_t r = 0; r < map->rows && sp.band_fit; ++r)
-      if (4 * map->row_counts[r] < 3 * static_cast<uint64_t>(map->cols) &&
-          map->row_counts[r] > static_cast<uint64_t>(sp.band_cols))
-        sp.band_fit = false;
+      sp.band_fit = full(map->row_counts[r], map->cols) || map->row_counts[r] <= static_cast<uint64_t>(sp.band_cols);
     for (int64_t c = 0; c < map->cols && sp.band_fit; ++c)
-      if (4 * map->col_counts[c] < 3 * static_cast<uint64_t>(map->rows) &&
-          map->col_counts[c] > static_cast<uint64_t>(sp.band_rows))
-        sp.band_fit = false;
+      sp.band_fit = full(map->col_counts[c], map->rows) || map->col_counts[c] <= static_cast<uint64_t>(sp.band_rows);
   }
   sp.tiles_total = map->tile_grid_rows * map->tile_grid_cols;
   if (map->tile_counts)

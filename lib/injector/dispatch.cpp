@@ -96,10 +96,8 @@ bool all_nan(const DLTensor& t) {
   return true;
 }
 
-// Adds the comparison of one (golden, other) output pair to the firing
-// summary and merges its signature into `merged` (pairs the analyzer will not
-// merge, e.g. of another dtype, count in the summary only).
-// Merges `sig` into `merged` (the first one is copied).
+// Merges `sig` into `merged` (the first one is copied; pairs the analyzer will
+// not merge, e.g. of another dtype, are left out).
 void merge_into(peat_signature_t& merged, bool& have_signature, const peat_signature_t& sig) {
   if (!have_signature) {
     merged = sig;
@@ -122,6 +120,9 @@ bool analyze_pair(const DLTensor& first, const DLTensor& second, peat_signature_
   return true;
 }
 
+// Adds the comparison of one (golden, other) output pair to the firing
+// summary and merges its signature into `merged` (pairs that do not merge
+// count in the summary only).
 void compare_into(const DLTensor& golden, const DLTensor& other, peat_firing_t& f, double& sum_sq, uint64_t& finite,
                   peat_signature_t& merged, bool& have_signature) {
   peat_signature_t sig;
@@ -272,12 +273,16 @@ void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTen
     case PEAT_ACTION_RUN_BOTH: {
       run_golden();
       f.kept_golden = 1;
+      // Scratch copies of the outputs (one per run) for the candidate to write.
+      const auto scratch_outputs = [&](std::vector<std::unique_ptr<Scratch>>& scratch, std::vector<DLTensor>& targets) {
+        for (int32_t i = 0; i < n_out; ++i) {
+          scratch.push_back(std::make_unique<Scratch>(outputs[i]));
+          targets.push_back(scratch.back()->tensor());
+        }
+      };
       std::vector<std::unique_ptr<Scratch>> scratch;
       std::vector<DLTensor> targets;
-      for (int32_t i = 0; i < n_out; ++i) {
-        scratch.push_back(std::make_unique<Scratch>(outputs[i]));
-        targets.push_back(scratch.back()->tensor());
-      }
+      scratch_outputs(scratch, targets);
       f.status = run_candidate(targets.data());
       if (f.status == PEAT_STATUS_OK)
         for (int32_t i = 0; i < n_out; ++i) compare_into(outputs[i], targets[static_cast<std::size_t>(i)], f, sum_sq, finite, signature,
@@ -287,10 +292,7 @@ void Injector::dispatch(uint32_t op, const DLTensor* inputs, int32_t n_in, DLTen
         // compared with each other element by element.
         std::vector<std::unique_ptr<Scratch>> scratch2;
         std::vector<DLTensor> targets2;
-        for (int32_t i = 0; i < n_out; ++i) {
-          scratch2.push_back(std::make_unique<Scratch>(outputs[i]));
-          targets2.push_back(scratch2.back()->tensor());
-        }
+        scratch_outputs(scratch2, targets2);
         if (run_candidate(targets2.data()) == PEAT_STATUS_OK) {
           int64_t differing = 0;
           for (int32_t i = 0; i < n_out; ++i) {
