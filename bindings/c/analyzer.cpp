@@ -40,9 +40,7 @@ extern "C" {
 PEAT_API void peat_signature_init(peat_signature_t* p) { if (p) *p = analyzer::empty_signature(); }
 PEAT_API void peat_signature_config_init(peat_signature_config_t* p) { if (p) *p = analyzer::default_config(); }
 PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = analyzer::empty_map(); }
-PEAT_API void peat_spatial_map_release(peat_spatial_map_t* map) {
-  if (map) analyzer::release_map(*map);
-}
+PEAT_API void peat_spatial_map_release(peat_spatial_map_t* map) { if (map) analyzer::release_map(*map); }
 
 PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol, double* out_atol) {
   return c_call(__func__, [&] {

@@ -8,7 +8,6 @@
 #include "lib/core/error_model.hpp"
 #include "lib/core/version.hpp"
 
-#include <cmath>
 
 using namespace peat::impl;  // the C layer forwards to the core (lib/)
 
@@ -17,7 +16,6 @@ extern "C" {
 PEAT_API uint32_t peat_version_number(void) { return kVersionNumber; }
 PEAT_API const char* peat_version_string(void) { return version_string(); }
 PEAT_API uint32_t peat_abi_version(void) { return kAbiVersion; }
-
 PEAT_API const char* peat_status_string(peat_status_t status) { return status_name(status); }
 PEAT_API const char* peat_error_model_name(peat_error_model_t model) { return error_model_name(model); }
 PEAT_API const char* peat_last_error_message(void) { return last_error(); }
@@ -41,9 +39,8 @@ PEAT_API peat_status_t peat_dtype_mantissa_bits(DLDataType dtype, int32_t* out_b
   return c_call(__func__, [&] {
     require_arg(out_bits, "out_bits");
     const Float kind = require_float(dtype, "dtype");
-    const int bits = mantissa_bits(kind);
-    *out_bits = bits;
-    if (out_unit_roundoff) *out_unit_roundoff = std::ldexp(1.0, -(bits + 1));
+    *out_bits = mantissa_bits(kind);
+    if (out_unit_roundoff) *out_unit_roundoff = unit_roundoff(kind);
   });
 }
 

@@ -7,8 +7,6 @@
 #include "lib/detector/detector.hpp"
 #include "lib/detector/op_context.hpp"
 
-#include <algorithm>
-#include <span>
 #include <string>
 
 using namespace peat::impl;  // the C layer forwards to the core (lib/)
@@ -20,12 +18,12 @@ PEAT_API void peat_detection_init(peat_detection_t* p) { if (p) *p = detector::e
 
 PEAT_API peat_status_t peat_detect(const peat_signature_t* signature, const peat_detect_context_t* context,
                                    peat_detection_t* out) {
-  return c_call("peat_detect", [&] { detector::detect_from_c(signature, context, out); });
+  return c_call(__func__, [&] { detector::detect_from_c(signature, context, out); });
 }
 
 PEAT_API peat_status_t peat_detection_render(const peat_detection_t* detection, peat_render_format_t format,
                                              char* buffer, size_t capacity, size_t* out_length) {
-  return c_call("peat_detection_render", [&] {
+  return c_call(__func__, [&] {
     require_arg(detection, "detection");
     detector::require_exact_size(detection->struct_size, sizeof(peat_detection_t), "detection");
     copy_text_out(detector::render(*detection, format), buffer, capacity, out_length, "the rendering");
@@ -45,27 +43,13 @@ PEAT_API peat_status_t peat_detect_context_infer(peat_detect_context_t* context,
   return c_call(__func__, [&] {
     require_struct(context, "context");
     require_arg(op, "op");
-    if (n_inputs > 0 && (input_ndims == nullptr || input_shapes == nullptr))
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
-    if (n_attrs > 0 && attrs == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "n_attrs is {} but attrs is NULL", n_attrs);
-    detector::OpCall call;
-    call.op = op;
-    call.output = output;
-    for (uint64_t i = 0; i < n_inputs; ++i) {
-      if (input_ndims[i] < 0 || (input_ndims[i] > 0 && input_shapes[i] == nullptr))
-        fail(PEAT_STATUS_INVALID_ARGUMENT, "input {}: ndim {} with shape {}", i, input_ndims[i],
-                   input_shapes[i] ? "set" : "NULL");
-      call.inputs.emplace_back(input_shapes[i], static_cast<std::size_t>(input_ndims[i]));
-    }
-    call.attrs = std::span<const peat_attr_t>(attrs, n_attrs);
+    const detector::OpCall call =
+        detector::op_call_from_arrays(op, n_inputs, input_ndims, input_shapes, attrs, n_attrs, output);
     detector::write_op_context(context, detector::infer_op_context(call, signature_k));
   });
 }
 
 PEAT_API const char* peat_op_kind_name(peat_op_kind_t kind) { return detector::op_kind_name(kind); }
-
-PEAT_API const char* peat_float_format_name(peat_float_format_t format) {
-  return detector::format_name(format);
-}
+PEAT_API const char* peat_float_format_name(peat_float_format_t format) { return detector::format_name(format); }
 
 }  // extern "C"

@@ -50,7 +50,6 @@ PEAT_API peat_status_t peat_inject_round_value(double value, peat_float_format_t
 
 PEAT_API const char* peat_inject_kind_name(peat_inject_kind_t kind) { return injector::kind_name(kind); }
 PEAT_API const char* peat_action_name(peat_action_t action) { return injector::action_name(action); }
-
 PEAT_API void peat_injector_options_init(peat_injector_options_t* p) { if (p) *p = injector::default_options(); }
 PEAT_API void peat_injector_policy_init(peat_injector_policy_t* p) { if (p) *p = injector::default_policy(); }
 

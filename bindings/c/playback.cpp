@@ -8,7 +8,6 @@
 #include "lib/playback/views.hpp"
 #include "lib/trace/reader.hpp"
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -114,13 +113,9 @@ PEAT_API peat_status_t peat_playback_export(const peat_playback_t* playback, voi
                                             size_t* out_size) {
   return c_with(__func__, playback, "playback", [&](const auto& p) {
     require_arg(out_size, "out_size");
-    require_buffer(buffer, capacity, "buffer");
+    require_buffer(buffer, capacity, "buffer");  // before the export's own checks
     const std::vector<std::byte> bytes = p.export_results();
-    *out_size = bytes.size();
-    if (buffer == nullptr) return;
-    if (capacity < bytes.size())
-      fail(PEAT_STATUS_BUFFER_TOO_SMALL, "the export needs {} bytes; capacity is {}", bytes.size(), capacity);
-    std::memcpy(buffer, bytes.data(), bytes.size());
+    copy_bytes_out(bytes.data(), bytes.size(), false, buffer, capacity, out_size, "the export");
   });
 }
 

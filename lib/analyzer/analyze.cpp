@@ -429,7 +429,7 @@ ResolvedConfig resolve_config(const TensorView& golden, const peat_signature_con
   r.reduction_length = config.reduction_length;
   if (config.unit_roundoff < 0 || std::isinf(config.unit_roundoff))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "config.unit_roundoff must be finite and >= 0 (got {})", config.unit_roundoff);
-  r.unit_roundoff = config.unit_roundoff > 0 ? config.unit_roundoff : std::ldexp(1.0, -(mantissa_bits(gf) + 1));
+  r.unit_roundoff = config.unit_roundoff > 0 ? config.unit_roundoff : unit_roundoff(gf);
   r.ratio_min_abs = config.ratio_min_abs < 0 ? smallest_normal(gf) : config.ratio_min_abs;
   if (config.index_base < 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "config.index_base is negative ({})", config.index_base);

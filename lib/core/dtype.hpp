@@ -4,6 +4,7 @@
 
 #include <peat/core.h>
 
+#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -42,6 +43,9 @@ constexpr int mantissa_bits(Float f) {
   }
   return 0;
 }
+// The unit roundoff u = 2^-(p+1) of round-to-nearest in a format of p stored
+// mantissa bits (f32: 2^-24).
+inline double unit_roundoff(Float f) { return std::ldexp(1.0, -(mantissa_bits(f) + 1)); }
 constexpr std::size_t float_size(Float f) {
   switch (f) {
     case Float::F16: case Float::BF16: return 2;

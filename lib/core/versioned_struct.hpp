@@ -17,6 +17,7 @@
 #include <peat/injector.h>
 #include <peat/trace.h>
 
+#include "lib/core/arguments.hpp"
 #include "lib/core/error.hpp"
 
 #include <cstddef>
@@ -96,7 +97,7 @@ std::size_t checked_struct_size(uint32_t size, std::size_t first, std::string_vi
 
 template <typename T>
 void require_struct(const T* p, std::string_view name) {
-  if (p == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL", name);
+  require_arg(p, name);
   (void)checked_struct_size<T>(p->struct_size, first_version_size<T>, name);
 }
 

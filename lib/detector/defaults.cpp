@@ -32,6 +32,25 @@ void write_op_context(peat_detect_context_t* context, const OpContext& inferred)
   });
 }
 
+OpCall op_call_from_arrays(const char* op, uint64_t n_inputs, const int32_t* input_ndims,
+                           const int64_t* const* input_shapes, const peat_attr_t* attrs, uint64_t n_attrs,
+                           uint64_t output) {
+  if (n_inputs > 0 && (input_ndims == nullptr || input_shapes == nullptr))
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "n_inputs is {} but input_ndims or input_shapes is NULL", n_inputs);
+  if (n_attrs > 0 && attrs == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "n_attrs is {} but attrs is NULL", n_attrs);
+  OpCall call;
+  call.op = op;
+  call.output = output;
+  for (uint64_t i = 0; i < n_inputs; ++i) {
+    if (input_ndims[i] < 0 || (input_ndims[i] > 0 && input_shapes[i] == nullptr))
+      fail(PEAT_STATUS_INVALID_ARGUMENT, "input {}: ndim {} with shape {}", i, input_ndims[i],
+           input_shapes[i] ? "set" : "NULL");
+    call.inputs.emplace_back(input_shapes[i], static_cast<std::size_t>(input_ndims[i]));
+  }
+  call.attrs = std::span<const peat_attr_t>(attrs, n_attrs);
+  return call;
+}
+
 void require_exact_size(uint32_t got, std::size_t want, const char* name) {
   if (got != want)
     fail(PEAT_STATUS_VERSION_MISMATCH, "{}: struct_size {} is not {} (call its init function)", name, got, want);
@@ -49,8 +68,8 @@ const peat_signature_t* full_signature(const peat_signature_t* sig, peat_signatu
 }  // namespace
 
 void detect_from_c(const peat_signature_t* signature, const peat_detect_context_t* context, peat_detection_t* out) {
-  if (signature == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'signature' is NULL");
-  if (out == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'out' is NULL");
+  require_arg(signature, "signature");
+  require_arg(out, "out");
   require_exact_size(out->struct_size, sizeof(peat_detection_t), "out");
   out->verdict_count = 0;
   peat_signature_t sig_buf, rerun_buf, ref_buf, diff_buf;

@@ -59,7 +59,7 @@ struct Features {
   Features(const peat_signature_t& sig, const peat_detect_context_t& c) : s(sig), ctx(c), f(require_float(sig.golden_dtype, "signature.golden_dtype")) {
     p = mantissa_bits(f);
     width = static_cast<int>(float_size(f) * 8);
-    u_store = std::ldexp(1.0, -(p + 1));
+    u_store = unit_roundoff(f);
     u_op = c.unit_roundoff > 0 ? c.unit_roundoff : (s.unit_roundoff > 0 ? s.unit_roundoff : u_store);
     K = c.reduction_length > 0 ? c.reduction_length : s.reduction_length;
     k_bound = K > 0 && (c.op_kind == PEAT_OP_KIND_GEMM || c.op_kind == PEAT_OP_KIND_CONV ||
@@ -68,7 +68,7 @@ struct Features {
     // unless the context says otherwise, u is f32's, not the storage's (the
     // signature's u is the storage's when its config left it at the default).
     if (k_bound && c.unit_roundoff == 0 && p <= 10 && (s.unit_roundoff == 0 || s.unit_roundoff == u_store))
-      u_op = std::ldexp(1.0, -24);
+      u_op = unit_roundoff(Float::F32);
     n = s.value_mismatch_count;
     nb = s.bitwise_mismatch_count;
     nf = s.new_nonfinite_count;
