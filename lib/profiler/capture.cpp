@@ -95,12 +95,15 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
       if (as_reference(key)) return t;
       job.contents.push_back({key, slot, index, Job::Content::kStored, arg});
     }
-    // One pass on the training thread: copy into fresh storage (resize would
-    // zero-fill megabytes first, then the copy writes them again).
+    // One pass on the training thread: copy into a reused buffer or fresh
+    // storage (resize would zero-fill megabytes first, then the copy writes
+    // them again).
+    t.bytes = pool_.take(bytes);
     t.bytes.assign(v.base, v.base + bytes);
     if (addressed) choose_base(job, t, slot, index);
     return t;
   }
+  t.bytes = pool_.take(bytes);
   t.bytes.resize(bytes);
   if (host) {
     gather_strided(v.base, v.ndim, v.shape.data(), v.strides.data(), v.numel, es, t.bytes.data());

@@ -27,7 +27,8 @@ Profiler::Profiler(session::Session& session, const peat_profiler_options_t& o)
       default_record_(o.default_record != 0),
       budget_(o.byte_budget),
       contents_(static_cast<std::size_t>(std::min<uint64_t>(o.content_index_entries, uint64_t{1} << 24))),
-      bases_(o.codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && o.content_index_entries > 0 ? o.queue_bytes : 0) {
+      bases_(o.codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && o.content_index_entries > 0 ? o.queue_bytes : 0),
+      pool_(std::min(o.queue_bytes / 4, kPoolMaxBytes)) {
   if (o.path == nullptr || *o.path == '\0') fail(PEAT_STATUS_INVALID_ARGUMENT, "options.path is NULL or empty");
   if (codec_ != PEAT_TRACE_CODEC_RAW && codec_ != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.codec {} is not a peat_trace_codec_code value (0..1)", codec_);

@@ -5,6 +5,7 @@
 
 #include <peat/profiler.h>
 
+#include "lib/profiler/buffer_pool.hpp"
 #include "lib/profiler/delta_bases.hpp"
 #include "lib/trace/content_index.hpp"
 #include "lib/trace/record.hpp"
@@ -114,6 +115,7 @@ class Profiler {
   void settle_contents(Job& job);
   bool submit(std::unique_ptr<Job> job);
   void encode_now(Job& job) noexcept;
+  void give_back_tensors(trace::RecordData& data) noexcept;
   void encode(Job* job) noexcept;
   // With mutex_ held (`lock`): encodes a queued job no thread has started,
   // on the calling thread (the writer waiting for the next record, a caller
@@ -189,6 +191,10 @@ class Profiler {
   // queue_bytes, none with the RAW codec or content addressing off.
   DeltaBases bases_;
   std::vector<std::pair<uint64_t, uint64_t>> lost_records_;  // under mutex_
+  // Tensor copies and payloads for reuse: a quarter of queue_bytes, at most
+  // kPoolMaxBytes (buffer_pool.hpp says why).
+  static constexpr uint64_t kPoolMaxBytes = uint64_t{64} << 20;
+  BufferPool pool_;
 
   std::unique_ptr<trace::Writer> writer_;
   std::mutex close_mutex_;

@@ -194,33 +194,57 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
 
 }  // namespace
 
-std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t meta_len,
-                             const std::vector<std::byte>& payload) {
+std::vector<std::byte> frame_head(uint16_t kind, const uint8_t* meta, std::size_t meta_len, uint64_t payload_bytes) {
   if (meta_len > kMaxMetaBytes) fail(PEAT_STATUS_INVALID_ARGUMENT, "record metadata of {} bytes is too large", meta_len);
-  std::vector<std::byte> out(kFrameFixed + pad8(meta_len) + pad8(payload.size()));
+  std::vector<std::byte> out(kFrameFixed + pad8(meta_len));
   auto* p = reinterpret_cast<unsigned char*>(out.data());
   put_u32(p, kRecordMagic);
   put_u16(p + 4, kind);
   put_u16(p + 6, 0);
   put_u32(p + 8, static_cast<uint32_t>(meta_len));
   put_u32(p + 12, 0);
-  put_u64(p + 16, payload.size());
+  put_u64(p + 16, payload_bytes);
   if (meta_len > 0) std::memcpy(p + kFrameFixed, meta, meta_len);  // meta may be NULL when empty
   // checksum of the first 24 bytes followed by the metadata
   std::vector<unsigned char> covered(24 + meta_len);
   std::memcpy(covered.data(), p, 24);
   if (meta_len > 0) std::memcpy(covered.data() + 24, meta, meta_len);
   put_u64(p + 24, checksum(covered.data(), covered.size()));
-  if (!payload.empty()) std::memcpy(p + kFrameFixed + pad8(meta_len), payload.data(), payload.size());
   return out;
 }
 
-EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level) {
+std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t meta_len,
+                             const std::vector<std::byte>& payload) {
+  std::vector<std::byte> out = frame_head(kind, meta, meta_len, payload.size());
+  const std::size_t at = out.size();
+  out.resize(at + pad8(payload.size()));
+  if (!payload.empty()) std::memcpy(out.data() + at, payload.data(), payload.size());
+  return out;
+}
+
+std::size_t payload_reserve(const RecordData& record) noexcept {
+  std::size_t stored = 0;
+  const auto count = [&](const std::vector<TensorData>& tensors) {
+    for (const TensorData& t : tensors) stored += pad8(t.bytes.size());
+  };
+  if (const auto* op = std::get_if<OpData>(&record)) {
+    count(op->inputs);
+    count(op->outputs);
+  } else if (const auto* cp = std::get_if<CheckpointData>(&record)) {
+    count(cp->tensors);
+  }
+  return stored;
+}
+
+EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level,
+                            std::vector<std::byte> payload_storage) {
   if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown trace codec {}", codec);
   check_record(record);
   fbs::FlatBufferBuilder builder(1024);
-  std::vector<std::byte> payload;
+  std::vector<std::byte> payload = std::move(payload_storage);
+  payload.clear();
+  payload.reserve(payload_reserve(record));
   EncodedRecord out;
   fbs::Offset<void> body;
   fb::Body type = fb::Body::NONE;
@@ -276,7 +300,9 @@ EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, 
   if (builder.GetSize() > kDefaultMaxMetaBytes)  // the bound above makes this unreachable; kept as the rule
     fail(PEAT_STATUS_INVALID_ARGUMENT, "record metadata of {} bytes is above the {}-byte limit of trace readers",
          builder.GetSize(), kDefaultMaxMetaBytes);
-  out.frame = frame(out.kind, builder.GetBufferPointer(), builder.GetSize(), payload);
+  payload.resize(pad8(payload.size()));  // every tensor's bytes end padded already
+  out.frame = frame_head(out.kind, builder.GetBufferPointer(), builder.GetSize(), payload.size());
+  out.payload = std::move(payload);
   return out;
 }
 

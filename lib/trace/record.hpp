@@ -98,11 +98,15 @@ struct RunInfoData {
   std::vector<std::pair<std::string, std::string>> tags;
 };
 
-// A record ready to be appended: its complete frame.
+// A record ready to be appended: its frame, written as `frame` then `payload`.
+// encode_record keeps the payload apart (frame holds the fixed part and the
+// metadata) so that the compressed tensors are never copied once more into one
+// buffer; a frame built whole (frame() below) leaves payload empty.
 struct EncodedRecord {
   uint16_t kind = 0;
-  std::vector<std::byte> frame;
-  uint64_t raw_bytes = 0;  // decoded tensor bytes it carries
+  std::vector<std::byte> frame;    // the whole frame, or its head when payload is set
+  std::vector<std::byte> payload;  // the payload (its length a multiple of 8), or empty
+  uint64_t raw_bytes = 0;          // decoded tensor bytes it carries
 };
 
 // Element size in bytes of a dtype as the trace stores it: ceil(bits * lanes / 8).
@@ -127,13 +131,27 @@ uint64_t meta_bytes_bound(const RecordData& record) noexcept;
 // Throws INVALID_ARGUMENT when `text` (the field `what`) is not valid UTF-8.
 void check_utf8(std::string_view text, const std::string& what);
 
+// The payload room encode_record reserves up front: the stored tensors' raw
+// bytes, each padded to 8. Compressed tensors are (nearly always) smaller, so
+// appending them never moves the payload to a larger buffer (a copy, and
+// fresh pages, for each growth).
+std::size_t payload_reserve(const RecordData& record) noexcept;
+
 // Encodes one record (tensors with `codec` at zstd `level`). Thread-safe.
 // The record's sequence number is a placeholder the Writer stamps (stamp_seq).
-EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level);
+// `payload_storage` is a buffer to reuse for the payload (its contents are
+// dropped, its capacity kept): the profiler hands back written payloads so
+// that encoding does not fault in fresh pages for every record.
+EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level,
+                            std::vector<std::byte> payload_storage = {});
 
 // Sets the sequence number (Record.seq) of a framed record whose metadata
 // carries one and updates the frame checksum; false when it carries none.
 bool stamp_seq(std::vector<std::byte>& frame, uint64_t seq);
+
+// The head of a record's frame (fixed part and FlatBuffer metadata, padded to
+// 8 bytes) whose payload of `payload_bytes` follows it in the file.
+std::vector<std::byte> frame_head(uint16_t kind, const uint8_t* meta, std::size_t meta_len, uint64_t payload_bytes);
 
 // Frames FlatBuffer metadata and a payload as one record (kind is the frame's
 // kind field). Exposed for tests that build unusual records.

@@ -91,10 +91,12 @@ void Writer::start_writeback() noexcept {
 #endif
 }
 
-uint64_t Writer::add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq) {
+uint64_t Writer::add(const EncodedRecord& record, uint64_t seq) {
   const uint64_t at = offset_;
   const std::string what = fmt::format("record {}", offsets_.size());
-  write_all(frame.data(), frame.size(), what.c_str());
+  write_all(record.frame.data(), record.frame.size(), what.c_str(), at);
+  if (!record.payload.empty()) write_all(record.payload.data(), record.payload.size(), what.c_str(), at);
+  const uint16_t kind = record.kind;
   start_writeback();
   offsets_.push_back(at);
   kinds_.push_back(static_cast<uint8_t>(kind));
@@ -112,7 +114,7 @@ uint64_t Writer::append(EncodedRecord& record, uint64_t seq) {
   // Every encode_record output has the slot; frames tests build by hand may
   // not, and are written as they are (a reader then finds no number).
   stamp_seq(record.frame, seq);
-  return add(record.frame, record.kind, seq);
+  return add(record, seq);
 }
 
 uint64_t Writer::append_copy(uint64_t size, uint16_t kind, uint64_t seq, const ChunkReader& read) {

@@ -57,7 +57,7 @@ class Writer {
   void write_all(const std::byte* data, std::size_t size, const char* what);
   // `start`: where the record being written starts (cut back to it on failure).
   void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
-  uint64_t add(const std::vector<std::byte>& frame, uint16_t kind, uint64_t seq);
+  uint64_t add(const EncodedRecord& record, uint64_t seq);
   void start_writeback() noexcept;  // asks the kernel to write back what was appended since the last call
 
   std::string path_;

@@ -290,7 +290,10 @@ int main(int argc, char** argv) {
         std::vector<unsigned char> seed{static_cast<unsigned char>(e.kind), static_cast<unsigned char>(meta_len),
                                         static_cast<unsigned char>(meta_len >> 8)};
         seed.insert(seed.end(), f + kFrameFixed, f + kFrameFixed + meta_len);
-        seed.insert(seed.end(), f + kFrameFixed + pad8(meta_len), f + kFrameFixed + pad8(meta_len) + payload_len);
+        // encode_record keeps the payload apart from the frame's head
+        const auto* payload = e.payload.empty() ? f + kFrameFixed + pad8(meta_len)
+                                                : reinterpret_cast<const unsigned char*>(e.payload.data());
+        seed.insert(seed.end(), payload, payload + payload_len);
         put(root / "trace_meta", "record" + std::to_string(n++), seed.data(), seed.size());
       }
       w.close();
