@@ -70,7 +70,9 @@ typedef struct peat_profiler_options {
   int32_t zstd_level;         /* zstd level 1..19 for SHUFFLE_ZSTD. Default 1 (fastest). */
   uint64_t queue_bytes;       /* capacity of the in-memory queue in bytes (tensor bytes plus
                                  a per-record estimate); >= 1 MiB. Default 256 MiB. A single
-                                 record larger than the queue is accepted when the queue is empty. */
+                                 record larger than the queue is accepted when the queue is empty.
+                                 Besides the queue, buffers of written records are kept for
+                                 reuse: at most a quarter of queue_bytes, and at most 64 MiB. */
   peat_queue_policy_t full_queue_policy; /* Default PEAT_QUEUE_BLOCK. */
   int32_t default_record;     /* 1: op calls no rule matches are recorded (every call);
                                  0: they are not. Default 1. */
