@@ -14,7 +14,7 @@ void Rules::run() {
   derive();
   bool done = bitflip_single() || stuck_at() || scaling() || bitflip_multi_one_bit() || within_gamma() || region() ||
               nonfinite() || dropped_writes() || stuck_over_floor() || bitflip_multi_sparse() ||
-              dropped_over_floor() || noise_floor();
+              dropped_over_floor() || outliers_over_floor() || noise_floor();
   if (!done) garbage_or_unknown();
   if (F.nf > 0 && !B.has(PEAT_ERROR_MODEL_NONFINITE)) {
     auto& v = B.add(PEAT_ERROR_MODEL_NONFINITE, 0.9, static_cast<int64_t>(F.nf));

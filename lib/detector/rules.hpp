@@ -83,6 +83,7 @@ class Rules {
   int narrow_limit() const;
   double elementwise_bits(double eff_q, double l2) const;
   bool dropped_over_floor();
+  bool outliers_over_floor();
   bool noise_floor();
   void garbage_or_unknown();
 };

@@ -183,6 +183,106 @@ bool Rules::dropped_over_floor() {
   return true;
 }
 
+// ---- 10'' Outliers over a floor: a gap in the ULP distances -----------------------------------
+// Rounding noise, however heavy its tail (outputs that cancel), fills the
+// log2 ULP histogram without holes; a flip of an exponent or top mantissa bit
+// moves a value by 2^(p-4) ULP or more. So k >= 2 pairs that lie above a run of
+// >= kGapBuckets empty buckets (a factor of 2^6 in distance), at least
+// 2^(p-5) ULP apart, beyond a reduction's absolute allowance, with k at most
+// a quarter of the mismatches and the rest a floor (floor_of(k)), are an
+// anomaly over that floor, never the floor alone or GARBAGE:
+//  - one highest differing bit b for all k, one direction, and at most a
+//    quarter of them differing in a bit between the floor's and b: STUCK_AT b
+//    (a stuck bit changes only the values whose bit was the other way, and
+//    only that bit above the noise; random flips do not keep hitting one bit);
+//  - otherwise, when they differ in at most 4 bits each above the floor's on
+//    average: BITFLIP_MULTI (the most frequent highest bit);
+//  - more (values written wrong): not this rule.
+// Rule 9' (T_b >= 8 with a coin test) takes the stuck bits with many pairs
+// first; new NaN/Inf and zeros have their own rules (8, 9, 10'). Beyond a
+// reduction's absolute allowance, or for other ops beyond the normwise bound
+// 2 max(u, u_s) of rule 11 (b').
+bool Rules::outliers_over_floor() {
+  const peat_signature_t& s = s_;
+  constexpr int kGapBuckets = 6;
+  if (!F.has_top() || F.nf > 0 || s.dropped_count > 0 || s.ulp_hist[PEAT_SIGNATURE_ULP_NAN_BUCKET] > 0) return false;
+  if (F.k_bound && s.max_abs_error <= abs_allow) return false;
+  // Without a reduction bound, outliers on tiny values (an elementwise op near
+  // its underflow) that leave the normwise error within one rounding per side
+  // are rule 11 (b')'s: no anomaly.
+  if (!F.k_bound && rel_l2 <= 2 * std::max(F.u_op, F.u_store)) return false;
+  uint64_t k = 0;
+  int lowest = -1, floor_top = -1, empty = 0;
+  for (int b = PEAT_SIGNATURE_ULP_NAN_BUCKET - 1; b >= 1; --b) {
+    if (s.ulp_hist[b] == 0) {
+      ++empty;
+      continue;
+    }
+    if (lowest >= 0 && empty >= kGapBuckets) {
+      floor_top = b;
+      break;
+    }
+    k += s.ulp_hist[b];
+    lowest = b;
+    empty = 0;
+  }
+  if (floor_top < 0 || k < 2 || static_cast<double>(k) > n / 4 || lowest - 1 < F.p - 5) return false;
+  // The k pairs' highest differing bits: at or above bit lowest - 2 (a move of
+  // >= 2^(lowest-1) ULP changes a bit that high), where the floor's pairs (below
+  // 2^floor_top ULP) have none of theirs.
+  // Sign changes are set aside: noise flips the sign of values near zero, and
+  // every such flip is far on the ordered line (as in rule 9').
+  uint64_t at_top = 0, most = 0;
+  int bits = 0, bit = -1;
+  for (int b = std::max(0, lowest - 2); b < F.width; ++b) {
+    const uint64_t t = s.xor_top_bit_hist[b];
+    if (t == 0) continue;
+    at_top += t;
+    if (F.is_sign(b)) continue;
+    ++bits;
+    if (t > most) most = t, bit = b;
+  }
+  const uint64_t signs = s.xor_top_bit_hist[F.width - 1];
+  if (at_top != k || bit < 0 || floor_top + 1 >= lowest - 2) return false;
+  k -= std::min(k, signs);
+  if (k < 2) return false;
+  const Floor fl = floor_of(k + signs);
+  if (fl.model == PEAT_ERROR_MODEL_UNKNOWN) return false;
+  // The k pairs' differing bits above the floor's highest differing bit (only
+  // pairs whose highest bit is higher can differ there; signs set aside): a
+  // stuck bit changes b alone, a flip one bit, a few flips a few; values
+  // written wrong change many (then this is no flip: rule 13).
+  int floor_bit = -1;
+  for (int b = 0; b < std::max(0, lowest - 2); ++b)
+    if (s.xor_top_bit_hist[b] > 0) floor_bit = b;
+  uint64_t high = 0, below_b = 0;
+  for (int b = floor_bit + 1; b < F.width - 1; ++b) {
+    high += s.xor_bit_hist[b];
+    if (b < bit) below_b += s.xor_bit_hist[b];
+  }
+  if (high > 4 * k) return false;
+  const uint64_t set = s.xor_top_bit_set_hist[bit];
+  const bool stuck = bits == 1 && (set == k || set == 0) && 4 * below_b <= k;
+  auto& v = B.add(stuck ? PEAT_ERROR_MODEL_STUCK_AT : PEAT_ERROR_MODEL_BITFLIP_MULTI, k >= 8 ? 0.85 : 0.75,
+                  static_cast<int64_t>(k));
+  v.bit = bit;
+  if (stuck) v.polarity = set == k ? 1 : 0;
+  evidence(v, "{} of {} mismatches lie >= 2^{} ULP apart, above {} empty log2 buckets; the other {} lie below 2^{} ULP "
+              "(noise leaves no such gap){}", k + signs, F.n, lowest - 1, lowest - 1 - floor_top, F.n - k - signs,
+           floor_top, signs > 0 ? fmt::format("; {} of them sign changes near zero, set aside", signs) : "");
+  if (stuck)
+    evidence(v, "all {} have bit {} ({} field) as their highest differing bit, all changed towards {}", k, bit,
+             F.field(bit), set == k ? 1 : 0);
+  else
+    evidence(v, "their highest differing bits: {} distinct, bit {} ({} field) in {} of them", bits, bit, F.field(bit),
+             most);
+  if (F.k_bound)
+    evidence(v, "max |e| = {:.3g} > the reduction's rounding allowance {:.3g}", s.max_abs_error, abs_allow);
+  v.first_index = s.max_abs_error_index;
+  add_floor(fl, stuck ? "the stuck bit" : "the flips");
+  return true;
+}
+
 // ---- 11/12 a noise floor (ROUNDING / REDUCED_PRECISION), possibly with outliers above it --------
 bool Rules::noise_floor() {
   const peat_signature_t& s = s_;
@@ -366,7 +466,11 @@ bool Rules::noise_floor() {
 void Rules::garbage_or_unknown() {
   if (static_cast<double>(rel_big) >= 0.5 * n || F.cosine() < 0.9) {
     auto& v = B.add(PEAT_ERROR_MODEL_GARBAGE, 0.8, static_cast<int64_t>(F.n));
-    evidence(v, "{} of {} mismatches have relative error >= 1/4 or none defined (>= 50 %)", rel_big, F.n);
+    if (static_cast<double>(rel_big) >= 0.5 * n)
+      evidence(v, "{} of {} mismatches have relative error >= 1/4 or none defined (>= 50 %)", rel_big, F.n);
+    else
+      evidence(v, "cosine(g, c) {:.4f} < 0.9 ({} of {} mismatches have relative error >= 1/4 or none defined)",
+               F.cosine(), rel_big, F.n);
     evidence(v, "{} differ in more than 4 bits; cosine {:.4f}, relative L2 {:.3g}",
              F.nb - std::min(F.nb, F.popcount_at_most(4)), F.cosine(), rel_l2);
     set_spatial(v, sp);

@@ -760,7 +760,37 @@ void composite_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& 
         Case c = kernel_case("composite", where + " stuck bit " + std::to_string(b) + " value " + std::to_string(v) +
                                               " period " + std::to_string(period), dt, kc, golden, t, PEAT_ERROR_MODEL_STUCK_AT);
         S.score(c);
+      } else if (changed >= 2 && b >= p + 2) {
+        // Few changed (most lane values had the bit already, as a stuck exponent bit on
+        // values of one binade leaves): each moved by >= 2^(p+2) ULP, far above the floor
+        Case c = kernel_case("composite", where + " stuck bit " + std::to_string(b) + " value " + std::to_string(v) +
+                                              " on " + std::to_string(changed) + " values", dt, kc, golden, t,
+                             PEAT_ERROR_MODEL_STUCK_AT);
+        S.score(c);
       }
+    }
+    if (!fk.reduced) {  // BITFLIP_MULTI: 3 to 6 outputs, each with a different exponent bit flipped (none
+                        // overflowing), over a rounding floor: 2^p ULP or more above its noise. (Over a
+                        // reduced-precision floor a low exponent flip lies within 2^6 of the noise's
+                        // tail, where a gap in the distances no longer separates them.)
+      Tensor t = floor_t;
+      std::vector<int> bits;
+      for (int b = p; b < w - 1; ++b) bits.push_back(b);
+      std::shuffle(bits.begin(), bits.end(), rng);
+      const int64_t k = std::min<int64_t>(U(3, 6), static_cast<int64_t>(bits.size()));
+      const uint64_t exp_mask = ((uint64_t{1} << (w - 1 - p)) - 1) << p;
+      for (int64_t j = 0; j < k; ++j) {
+        for (int tries = 0; tries < 64; ++tries) {
+          const int64_t e = U(0, n - 1);
+          const uint64_t y = word(t, e) ^ (uint64_t{1} << bits[static_cast<size_t>(j)]);
+          if ((y & exp_mask) == exp_mask || word(t, e) != word(floor_t, e)) continue;  // Inf/NaN, or flipped already
+          set_word(t, e, y);
+          break;
+        }
+      }
+      Case c = kernel_case("composite", where + " " + std::to_string(k) + " flips in different exponent bits", dt, kc,
+                           golden, t, PEAT_ERROR_MODEL_BITFLIP_MULTI);
+      S.score(c);
     }
     if (!fk.reduced) {  // REGION: junk, zeros or stale values in a few tiles; the map counts pairs beyond A
       Tensor t = floor_t;

@@ -7,6 +7,7 @@ stuck on every 32nd output over a float64 floor STUCK_AT bit 27 over that
 floor, one exponent flip per call BITFLIP_SINGLE in every call."""
 import collections
 import importlib.util
+import os
 import pathlib
 import warnings
 
@@ -144,3 +145,65 @@ def test_one_flip_per_call_is_bitflip_single_in_every_call(resnet_trace):
     assert len(per_call) >= 10
     for name, v in per_call.items():
         assert v.top == "BITFLIP_SINGLE" and v.counts["BITFLIP_SINGLE"] == v.records, (name, v.describe())
+
+
+def _candidates_library():
+    lib = os.environ.get("PEAT_CANDIDATES_LIBRARY")
+    if not lib:
+        pytest.skip("PEAT_CANDIDATES_LIBRARY not set (examples/candidates not built)")
+    return lib
+
+
+def _so_verdicts(path, candidate):
+    """(record, output shape, signature, detection) of every aten::mm record
+    (the GEMM kernel convention: C = A @ B) replayed through `candidate`."""
+    rows = []
+    with peat.TraceReader(path) as r, peat.Playback(r, candidate=candidate, op_glob="*aten::mm") as pb:
+        summary = pb.run()
+        assert summary.ok == summary.selected > 0
+        for res in pb.results():
+            shape = tuple(r.tensor_info(res.record, "output", 0).shape)
+            rows.append((res.op, shape, pb.result_signature(res.index, 0), pb.detect_record(res.index, output=0)))
+    return rows
+
+
+@pytest.mark.parametrize("trace", ["resnet_trace", "lm_trace"])
+def test_stuck_bit27_kernel_is_stuck_at_over_a_floor_never_garbage(trace, request):
+    # bit 27 set on every 32nd output: outputs in [2^-16, 2) have it already and
+    # do not change, the others move by 2^16 -- a few far pairs on the rounding
+    # floor of another summation order (the LM's gradients: 3 of 1,953 mismatches)
+    rows = _so_verdicts(request.getfixturevalue(trace), f"{_candidates_library()}:peat_cand_stuck_bit27_kernel")
+    stuck = 0
+    for op, shape, sig, det in rows:
+        changed = sig.xor_top_bit_hist[27]
+        assert det.top.model != "GARBAGE", (op, shape, det.render())
+        if changed == 0:
+            assert det.top.model in ("ROUNDING", "EXACT"), (op, shape, det.render())
+            continue
+        stuck += 1
+        assert changed == sig.xor_top_bit_set_hist[27]  # only 0 -> 1
+        assert det.top.model == "STUCK_AT" and det.top.bit == 27 and det.top.polarity == 1, (op, det.render())
+        assert det.top.elements == changed, (op, det.render())
+        assert det.verdicts[1].model in ("ROUNDING", "REDUCED_PRECISION"), (op, det.render())
+    # ResNet's only mm is its classifier's backward (2 x 512 and 10 x 512 from a
+    # batch of 2): every 32nd output already has bit 27 set there
+    assert stuck >= (0 if trace == "resnet_trace" else 10), [(op, d.top.model) for op, _, _, d in rows]
+
+
+@pytest.mark.parametrize("trace", ["resnet_trace", "lm_trace"])
+def test_tile_drop_kernel_is_region_or_dropped_writes_by_shape(trace, request):
+    # 32x32 tiles, the trailing partial tiles never written: a whole output
+    # smaller than a tile is DROPPED_WRITES, a larger one with a partial tile
+    # REGION, and one whose sides are multiples of 32 only reordered (ROUNDING)
+    rows = _so_verdicts(request.getfixturevalue(trace), f"{_candidates_library()}:peat_cand_tile_drop_kernel")
+    seen = collections.Counter()
+    for op, (m, n), _, det in rows:
+        if m < 32 or n < 32:
+            want = ("DROPPED_WRITES",)
+        elif m % 32 or n % 32:
+            want = ("REGION",)
+        else:
+            want = ("ROUNDING", "EXACT")
+        assert det.top.model in want, (op, (m, n), det.render())
+        seen[want[0]] += 1
+    assert seen["DROPPED_WRITES"] + seen["REGION"] > 0, seen

@@ -6,6 +6,7 @@
 
 #include <peat/peat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -414,4 +415,73 @@ TEST_CASE("a signature of the 0.1 size is accepted with its top-bit histograms a
   CHECK(a.verdicts[0].model == b.verdicts[0].model);
   old.struct_size = static_cast<uint32_t>(PEAT_SIGNATURE_SIZE_0_1) + 8;
   CHECK(peat_detect(&old, nullptr, &b) == PEAT_STATUS_VERSION_MISMATCH);
+}
+
+TEST_CASE("composite: bit 27 set on only 3 outputs of a reordered GEMM is STUCK_AT over ROUNDING (a gap in the ULP "
+          "distances), not GARBAGE",
+          "[detector][composite]") {
+  // As on an LM's gradient GEMMs: most lane values lie in [2^-16, 2), where bit
+  // 27 is set already, so the stuck bit changes only a few of them.
+  const int64_t M = 64, N = 64, K = 256;
+  const auto A = normal(static_cast<size_t>(M * K), 5), B = normal(static_cast<size_t>(K * N), 6);
+  auto g = gemm(A, B, M, N, K, false);
+  auto c = gemm(A, B, M, N, K, true);
+  uint64_t changed = 0;
+  for (size_t i = 0; i < c.size() && changed < 3; i += 32)
+    if (((bits(c[i]) >> 27) & 1u) == 0) {
+      c[i] = from_bits(bits(c[i]) | (1u << 27));
+      ++changed;
+    }
+  REQUIRE(changed == 3);
+  const Result r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, K, PEAT_MISMATCH_BITWISE);
+  INFO(text(r.det));
+  REQUIRE(r.sig.xor_top_bit_hist[27] == 3);  // too few for the coin test of rule 9'
+  REQUIRE(r.det.verdict_count >= 2);
+  const peat_verdict_t& v = r.det.verdicts[0];
+  CHECK(v.model == PEAT_ERROR_MODEL_STUCK_AT);
+  CHECK(v.bit == 27);
+  CHECK(v.polarity == 1);
+  CHECK(v.elements == 3);
+  const uint64_t mismatches = r.sig.value_mismatch_count;
+  CHECK(std::string(v.evidence[0]).find("3 of " + std::to_string(mismatches) + " mismatches lie >= 2^") == 0);
+  CHECK(std::string(v.evidence[1]) == "all 3 have bit 27 (exponent field) as their highest differing bit, all changed towards 1");
+  CHECK(r.det.verdicts[1].model == PEAT_ERROR_MODEL_ROUNDING);
+  CHECK(!has(r.det, PEAT_ERROR_MODEL_GARBAGE));
+
+  SECTION("flips of different exponent bits are BITFLIP_MULTI over ROUNDING") {
+    auto c2 = gemm(A, B, M, N, K, true);
+    const int flips[3][2] = {{100, 24}, {900, 26}, {2000, 28}};
+    for (const auto& f : flips) c2[static_cast<size_t>(f[0])] = from_bits(bits(c2[static_cast<size_t>(f[0])]) ^ (1u << f[1]));
+    const Result r2 = judge(g, c2, M, N, PEAT_OP_KIND_GEMM, K, PEAT_MISMATCH_BITWISE);
+    INFO(text(r2.det));
+    CHECK(r2.det.verdicts[0].model == PEAT_ERROR_MODEL_BITFLIP_MULTI);
+    CHECK(r2.det.verdicts[0].elements == 3);
+    CHECK(r2.det.verdicts[1].model == PEAT_ERROR_MODEL_ROUNDING);
+  }
+}
+
+TEST_CASE("GARBAGE states the condition that held", "[detector][composite]") {
+  // The largest 30 % of the values negated, the others 10 % off: fewer than
+  // half of the mismatches are >= 1/4 off, but the negated ones carry most of
+  // the norm (cosine < 0) -- the cosine condition is what holds, and is stated.
+  auto g = normal(4096, 7);
+  std::vector<float> mags(g);
+  for (auto& x : mags) x = std::fabs(x);
+  std::nth_element(mags.begin(), mags.begin() + 2867, mags.end());
+  const float cut = mags[2867];  // 70 % of |g| below it
+  std::vector<float> c(g);
+  size_t negated = 0;
+  for (auto& x : c) {
+    if (std::fabs(x) > cut) x = -x, ++negated;
+    else x *= 1.1f;
+  }
+  const Result r = judge(g, c, 64, 64, PEAT_OP_KIND_ELEMENTWISE, 0);
+  INFO(text(r.det));
+  REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_GARBAGE);
+  REQUIRE(2 * negated < 4096);
+  const std::string first = r.det.verdicts[0].evidence[0];
+  CHECK(first.find("cosine(g, c) -") == 0);
+  CHECK(first.find("< 0.9 (" + std::to_string(negated) + " of 4096 mismatches have relative error >= 1/4") !=
+        std::string::npos);
+  CHECK(first.find(">= 50 %") == std::string::npos);
 }
