@@ -9,8 +9,6 @@
 #include "lib/analyzer/map.hpp"
 #include "lib/analyzer/metrics.hpp"
 #include "lib/analyzer/outcome.hpp"
-#include "lib/core/dtype.hpp"
-#include "lib/core/tensor_view.hpp"
 
 #include <memory>
 #include <string>
@@ -43,12 +41,7 @@ PEAT_API void peat_spatial_map_init(peat_spatial_map_t* p) { if (p) *p = analyze
 PEAT_API void peat_spatial_map_release(peat_spatial_map_t* map) { if (map) analyzer::release_map(*map); }
 
 PEAT_API peat_status_t peat_default_tolerance(DLDataType dtype, double* out_rtol, double* out_atol) {
-  return c_call(__func__, [&] {
-    double rtol = 0, atol = 0;
-    analyzer::default_tolerance(require_float(dtype, "dtype"), rtol, atol);
-    if (out_rtol) *out_rtol = rtol;
-    if (out_atol) *out_atol = atol;
-  });
+  return c_call(__func__, [&] { analyzer::default_tolerance(dtype, out_rtol, out_atol); });
 }
 
 PEAT_API peat_status_t peat_spatial_map_shape(const DLTensor* golden, const peat_signature_config_t* config,
@@ -81,7 +74,6 @@ PEAT_API peat_status_t peat_spatial_map_merge(peat_spatial_map_t* inout_dst, con
   return c_call(__func__, [&] {
     require_arg(inout_dst, "inout_dst");
     require_arg(src, "src");
-    if (inout_dst == src) fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_dst and src are the same map");
     analyzer::merge_map(*inout_dst, *src);
   });
 }
@@ -129,10 +121,7 @@ PEAT_API peat_status_t peat_signature_rounding_bound_ratio(const peat_signature_
     const peat_signature_t s = signature_in(signature, "signature");
     require_arg(out_deterministic, "out_deterministic");
     require_arg(out_probabilistic, "out_probabilistic");
-    double det = 0, prob = 0;
-    analyzer::rounding_bound_ratio(s, det, prob);
-    *out_deterministic = det;
-    *out_probabilistic = prob;
+    analyzer::rounding_bound_ratio(s, *out_deterministic, *out_probabilistic);
   });
 }
 
@@ -167,8 +156,7 @@ PEAT_API peat_status_t peat_aggregator_series(const peat_aggregator_t* aggregato
                                               peat_series_point_t* points, size_t capacity, size_t* out_count) {
   return c_with(__func__, aggregator, "aggregator", [&](auto& a) {
     require_buffer(points, capacity, "points");
-    const std::size_t n = a.series(op, points, capacity);
-    if (out_count) *out_count = n;
+    set_optional(out_count, a.series(op, points, capacity));
   });
 }
 
@@ -186,12 +174,7 @@ PEAT_API peat_status_t peat_compare_loss(const double* golden, const double* can
                                          peat_loss_comparison_t* out) {
   return c_call(__func__, [&] {
     require_struct(out, "out");
-    if (length > 0) {
-      require_arg(golden, "golden");
-      require_arg(candidate, "candidate");
-    }
-    const auto opts = read_options(options, "options", peat_loss_compare_options_init);
-    write_versioned(out, analyzer::compare_loss(golden, candidate, steps, length, opts), "out");
+    write_versioned(out, analyzer::compare_loss(golden, candidate, steps, length, options), "out");
   });
 }
 
@@ -200,12 +183,8 @@ PEAT_API peat_status_t peat_compare_checkpoints(const peat_named_tensor_t* golde
                                                 const peat_signature_config_t* config, peat_tensor_drift_t* out,
                                                 peat_signature_t* out_signatures, size_t capacity, size_t* out_count) {
   return c_call(__func__, [&] {
-    const auto cfg = analyzer::read_config(config);
-    std::string problem;
-    const std::size_t n = analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, cfg, out,
-                                                              out_signatures, capacity, problem);
-    if (out_count) *out_count = n;
-    if (capacity < n) fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, n);
+    const std::string problem = analyzer::compare_checkpoints(golden, n_golden, candidate, n_candidate, config, out,
+                                                              out_signatures, capacity, out_count);
     if (!problem.empty()) set_last_error(std::string("peat_compare_checkpoints: ") + problem);
   });
 }

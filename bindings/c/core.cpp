@@ -8,7 +8,6 @@
 #include "lib/core/error_model.hpp"
 #include "lib/core/version.hpp"
 
-
 using namespace peat::impl;  // the C layer forwards to the core (lib/)
 
 extern "C" {
@@ -25,9 +24,7 @@ PEAT_API peat_status_t peat_dtype_from_name(const char* name, DLDataType* out) {
   return c_call(__func__, [&] {
     require_arg(name, "name");
     require_arg(out, "out");
-    auto dtype = dtype_from_name(name);
-    if (!dtype) fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown dtype name '{}'", name);
-    *out = *dtype;
+    *out = require_dtype_name(name);
   });
 }
 

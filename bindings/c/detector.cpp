@@ -2,7 +2,6 @@
 #include <peat/detector.h>
 
 #include "bindings/c/barrier.hpp"
-#include "lib/analyzer/analyze.hpp"
 #include "lib/detector/defaults.hpp"
 #include "lib/detector/detector.hpp"
 #include "lib/detector/op_context.hpp"

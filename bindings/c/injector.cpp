@@ -33,10 +33,7 @@ PEAT_API peat_status_t peat_inject_apply(const peat_inject_spec_t* spec, DLTenso
   return c_call(__func__, [&] {
     const peat_inject_spec_t s = injector::read_spec(spec, "spec");
     require_arg(tensor, "tensor");
-    if (out_truth) require_struct(out_truth, "out_truth");  // before touching the tensor
-    peat_inject_truth_t full{};
-    injector::apply(s, tensor, source, seed, op, call, full);
-    if (out_truth) injector::copy_truth_out(full, out_truth, "out_truth");
+    injector::with_truth_out(out_truth, [&](auto& t) { injector::apply(s, tensor, source, seed, op, call, t); });
   });
 }
 
@@ -68,8 +65,7 @@ PEAT_API peat_status_t peat_injector_add_policy(peat_injector_t* injector, const
                                                 uint32_t* out_index) {
   return c_with(__func__, injector, "injector", [&](auto& inj) {
     require_arg(policy, "policy");
-    const uint32_t index = inj.add_policy(read_options(policy, "policy", peat_injector_policy_init));
-    if (out_index) *out_index = index;
+    set_optional(out_index, inj.add_policy(read_options(policy, "policy", peat_injector_policy_init)));
   });
 }
 
@@ -102,10 +98,7 @@ PEAT_API peat_status_t peat_injector_inject(peat_injector_t* injector, int32_t p
                                             DLTensor* tensor, const DLTensor* stale, peat_inject_truth_t* out_truth) {
   return c_with(__func__, injector, "injector", [&](auto& inj) {
     require_arg(tensor, "tensor");
-    if (out_truth) require_struct(out_truth, "out_truth");
-    peat_inject_truth_t full{};
-    inj.inject(policy, op, call, tensor, stale, full);
-    if (out_truth) injector::copy_truth_out(full, out_truth, "out_truth");
+    injector::with_truth_out(out_truth, [&](auto& t) { inj.inject(policy, op, call, tensor, stale, t); });
   });
 }
 
@@ -113,7 +106,6 @@ PEAT_API peat_status_t peat_injector_set_candidate(peat_injector_t* injector, co
                                                    peat_kernel_fn fn, void* ctx) {
   return c_with(__func__, injector, "injector", [&](auto& inj) {
     require_arg(op_pattern, "op_pattern");
-    if (fn == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'fn' is NULL");
     inj.set_candidate(op_pattern, fn, ctx, "(function pointer)");
   });
 }

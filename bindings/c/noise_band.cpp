@@ -28,10 +28,7 @@ PEAT_API void peat_noise_band_destroy(peat_noise_band_t* band) { delete band; }
 
 PEAT_API peat_status_t peat_noise_band_add_rerun(peat_noise_band_t* band, const double* loss, size_t length,
                                                  double param_drift) {
-  return c_with(__func__, band, "band", [&](auto& b) {
-    require_arg(loss, "loss");
-    b.add_rerun(loss, length, param_drift);
-  });
+  return c_with(__func__, band, "band", [&](auto& b) { b.add_rerun(loss, length, param_drift); });
 }
 
 PEAT_API peat_status_t peat_noise_band_info(const peat_noise_band_t* band, peat_noise_band_info_t* out) {

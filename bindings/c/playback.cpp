@@ -9,7 +9,6 @@
 #include "lib/trace/reader.hpp"
 
 #include <memory>
-#include <vector>
 
 using namespace peat::impl;  // the C layer forwards to the core (lib/)
 
@@ -30,10 +29,7 @@ PEAT_API peat_status_t peat_playback_create(const peat_trace_reader_t* reader, c
 PEAT_API void peat_playback_destroy(peat_playback_t* playback) { delete playback; }
 
 PEAT_API peat_status_t peat_playback_set_candidate(peat_playback_t* playback, peat_kernel_fn fn, void* ctx) {
-  return c_with(__func__, playback, "playback", [&](auto& p) {
-    if (fn == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'fn' is NULL");
-    p.set_candidate(fn, ctx, "function pointer");
-  });
+  return c_with(__func__, playback, "playback", [&](auto& p) { p.set_candidate(fn, ctx, "function pointer"); });
 }
 
 PEAT_API peat_status_t peat_playback_set_candidate_symbol(peat_playback_t* playback, const char* spec, void* ctx) {
@@ -47,10 +43,8 @@ PEAT_API peat_status_t peat_playback_candidate(const peat_playback_t* playback, 
                                                void** out_ctx) {
   return c_with(__func__, playback, "playback", [&](const auto& p) {
     require_arg(out_fn, "out_fn");
-    if (p.candidate() == nullptr)
-      fail(PEAT_STATUS_BAD_STATE, "no candidate is set (peat_playback_set_candidate or _set_candidate_symbol)");
     *out_fn = p.candidate();
-    if (out_ctx) *out_ctx = p.candidate_ctx();
+    set_optional(out_ctx, p.candidate_ctx());
   });
 }
 
@@ -111,12 +105,7 @@ PEAT_API peat_status_t peat_playback_partition_share(const peat_playback_t* play
 
 PEAT_API peat_status_t peat_playback_export(const peat_playback_t* playback, void* buffer, size_t capacity,
                                             size_t* out_size) {
-  return c_with(__func__, playback, "playback", [&](const auto& p) {
-    require_arg(out_size, "out_size");
-    require_buffer(buffer, capacity, "buffer");  // before the export's own checks
-    const std::vector<std::byte> bytes = p.export_results();
-    copy_bytes_out(bytes.data(), bytes.size(), false, buffer, capacity, out_size, "the export");
-  });
+  return c_with(__func__, playback, "playback", [&](const auto& p) { p.export_to(buffer, capacity, out_size); });
 }
 
 PEAT_API peat_status_t peat_playback_import(peat_playback_t* playback, const void* data, size_t size) {

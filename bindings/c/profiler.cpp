@@ -37,20 +37,16 @@ PEAT_API peat_status_t peat_profiler_add_rule(peat_profiler_t* profiler, const p
 
 PEAT_API peat_status_t peat_profiler_should_record(peat_profiler_t* profiler, uint32_t op, uint64_t call, int64_t step,
                                                    int32_t* out_record) {
-  return c_with(__func__, profiler, "profiler", [&](auto& p) {
-    require_arg(out_record, "out_record");
-    if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
-    *out_record = p.should_record(op, call, step < 0 ? p.session().step() : step) ? 1 : 0;
-  });
+  return c_get(__func__, profiler, "profiler", out_record, "out_record",
+               [&](auto& p) { return p.should_record(op, call, step) ? 1 : 0; });
 }
 
 PEAT_API peat_status_t peat_profiler_record_op(peat_profiler_t* profiler, const peat_op_record_t* record,
                                                int32_t* out_recorded, uint64_t* out_call) {
   return c_with(__func__, profiler, "profiler", [&](auto& p) {
     require_arg(record, "record");
-    const bool recorded =
-        p.record_op(profiler::op_args_from(read_options(record, "record", peat_op_record_init)), out_call);
-    if (out_recorded) *out_recorded = recorded ? 1 : 0;
+    const auto args = profiler::op_args_from(read_options(record, "record", peat_op_record_init));
+    set_optional(out_recorded, p.record_op(args, out_call) ? 1 : 0);
   });
 }
 
@@ -59,7 +55,7 @@ PEAT_API peat_status_t peat_profiler_record_checkpoint(peat_profiler_t* profiler
                                                        uint64_t n, void* stream, int32_t* out_recorded) {
   return c_with(__func__, profiler, "profiler", [&](auto& p) {
     const bool recorded = p.record_checkpoint(name, step, profiler::TensorList{tensors, names, n}, stream);
-    if (out_recorded) *out_recorded = recorded ? 1 : 0;
+    set_optional(out_recorded, recorded ? 1 : 0);
   });
 }
 

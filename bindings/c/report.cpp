@@ -5,7 +5,6 @@
 #include "lib/analyzer/analyze.hpp"
 #include "lib/analyzer/noise_band.hpp"
 #include "lib/playback/playback.hpp"
-#include "lib/detector/defaults.hpp"
 #include "lib/report/defaults.hpp"
 #include "lib/report/report.hpp"
 
@@ -22,7 +21,6 @@ PEAT_API peat_status_t peat_report_create(const peat_report_options_t* options, 
     require_arg(out_report, "out_report");
     *out_report = nullptr;
     const auto opts = read_options(options, "options", peat_report_options_init);
-    report::check_options(opts);
     *out_report = std::make_unique<peat_report>(opts).release();
   });
 }
@@ -33,8 +31,7 @@ PEAT_API peat_status_t peat_report_add_input(peat_report_t* report, const char* 
                                              peat_report_input_kind_t* out_kind) {
   return c_with(__func__, report, "report", [&](auto& r) {
     require_arg(path, "path");
-    const peat_report_input_kind_t kind = r.add_input(path);
-    if (out_kind) *out_kind = kind;
+    set_optional(out_kind, r.add_input(path));
   });
 }
 
@@ -44,7 +41,6 @@ PEAT_API peat_status_t peat_report_add_signature(peat_report_t* report, const ch
   return c_with(__func__, report, "report", [&](auto& r) {
     require_arg(op, "op");
     const peat_signature_t sig = read_versioned(signature, analyzer::empty_signature(), "signature");
-    if (detection) report::check_detection(*detection);
     r.add_signature(source ? source : "", op, step, call, sig, detection);
   });
 }
@@ -53,17 +49,14 @@ PEAT_API peat_status_t peat_report_add_spatial_map(peat_report_t* report, const 
                                                    const peat_spatial_map_t* map) {
   return c_with(__func__, report, "report", [&](auto& r) {
     require_arg(map, "map");
-    detector::require_exact_size(map->struct_size, sizeof(peat_spatial_map_t), "map");
     r.add_spatial_map(label ? label : "spatial map", *map);
   });
 }
 
 PEAT_API peat_status_t peat_report_render_html(const peat_report_t* report, char* buffer, size_t capacity,
                                                size_t* out_length) {
-  return c_call(__func__, [&] {
-    require_arg(report, "report");
-    copy_text_out(report->render_html(), buffer, capacity, out_length, "the page");
-  });
+  return c_with(__func__, report, "report",
+                [&](auto& r) { copy_text_out(r.render_html(), buffer, capacity, out_length, "the page"); });
 }
 
 PEAT_API peat_status_t peat_report_write_html(const peat_report_t* report, const char* path) {
@@ -98,7 +91,6 @@ PEAT_API peat_status_t peat_report_add_candidate_map(peat_report_t* report, cons
   return c_with(__func__, report, "report", [&](auto& r) {
     require_arg(candidate, "candidate");
     require_arg(map, "map");
-    detector::require_exact_size(map->struct_size, sizeof(peat_spatial_map_t), "map");
     r.add_candidate_map(candidate, label ? label : "spatial map", *map);
   });
 }

@@ -48,10 +48,7 @@ PEAT_API peat_status_t peat_session_call_count(const peat_session_t* session, ui
 }
 
 PEAT_API peat_status_t peat_session_set_step(peat_session_t* session, int64_t step) {
-  return c_with(__func__, session, "session", [&](auto& s) {
-    if (step < 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative", step);
-    s.set_step(step);
-  });
+  return c_with(__func__, session, "session", [&](auto& s) { s.set_step(step); });
 }
 
 PEAT_API peat_status_t peat_session_step(const peat_session_t* session, int64_t* out_step) {
@@ -59,11 +56,7 @@ PEAT_API peat_status_t peat_session_step(const peat_session_t* session, int64_t*
 }
 
 PEAT_API peat_status_t peat_session_set_phase(peat_session_t* session, peat_phase_t phase) {
-  return c_with(__func__, session, "session", [&](auto& s) {
-    if (phase < PEAT_PHASE_FORWARD || phase > PEAT_PHASE_OTHER)
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "phase {} is not a peat_phase_code value (0..3)", phase);
-    s.set_phase(phase);
-  });
+  return c_with(__func__, session, "session", [&](auto& s) { s.set_phase(phase); });
 }
 
 PEAT_API peat_status_t peat_session_phase(const peat_session_t* session, peat_phase_t* out_phase) {
@@ -72,7 +65,7 @@ PEAT_API peat_status_t peat_session_phase(const peat_session_t* session, peat_ph
 
 PEAT_API peat_status_t peat_session_backend(const peat_session_t* session, peat_backend_t** out_backend) {
   return c_get(__func__, session, "session", out_backend, "out_backend",
-                     [](auto& s) { return static_cast<peat_backend_t*>(&s.backend()); });
+               [](auto& s) { return static_cast<peat_backend_t*>(&s.backend()); });
 }
 
 PEAT_API peat_status_t peat_session_seed(const peat_session_t* session, uint64_t* out_seed) {
@@ -82,8 +75,6 @@ PEAT_API peat_status_t peat_session_seed(const peat_session_t* session, uint64_t
 PEAT_API peat_status_t peat_session_log(peat_session_t* session, peat_log_level_t level, const char* message) {
   return c_with(__func__, session, "session", [&](auto& s) {
     require_arg(message, "message");
-    if (level < PEAT_LOG_DEBUG || level > PEAT_LOG_ERROR)
-      fail(PEAT_STATUS_INVALID_ARGUMENT, "level {} is not a peat_log_level_code value (0..3)", level);
     s.log(level, message);
   });
 }
@@ -93,23 +84,15 @@ PEAT_API peat_status_t peat_session_log_count(const peat_session_t* session, uin
   return c_with(__func__, session, "session", [&](const auto& s) {
     require_arg(out_count, "out_count");
     *out_count = s.log_count();
-    if (out_dropped) *out_dropped = s.log_dropped();
+    set_optional(out_dropped, s.log_dropped());
   });
 }
 
 PEAT_API peat_status_t peat_session_log_entry(const peat_session_t* session, uint64_t index,
                                               peat_log_level_t* out_level, char* buffer, size_t capacity,
                                               size_t* out_needed) {
-  return c_with(__func__, session, "session", [&](const auto& s) {
-    require_buffer(buffer, capacity, "buffer");
-    const session::LogEntry entry = s.log_entry(index);
-    const size_t needed = entry.message.size() + 1;
-    if (out_needed) *out_needed = needed;
-    if (out_level) *out_level = entry.level;
-    copy_c_string(entry.message, buffer, capacity);
-    if (capacity < needed)
-      fail(PEAT_STATUS_BUFFER_TOO_SMALL, "log entry {} needs {} bytes, buffer has {}", index, needed, capacity);
-  });
+  return c_with(__func__, session, "session",
+                [&](const auto& s) { s.log_entry_to(index, out_level, buffer, capacity, out_needed); });
 }
 
 }  // extern "C"

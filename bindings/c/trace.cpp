@@ -6,19 +6,7 @@
 #include "lib/trace/reader.hpp"
 #include "lib/trace/views.hpp"
 
-#include <memory>
-
 using namespace peat::impl;  // the C layer forwards to the core (lib/)
-
-namespace {
-
-peat_trace_reader_t* open_reader(const char* path, const peat_trace_reader_options_t* options, bool recover) {
-  require_arg(path, "path");
-  const auto opts = read_options(options, "options", peat_trace_reader_options_init);
-  return std::make_unique<peat_trace_reader>(path, opts, recover).release();
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -32,7 +20,7 @@ PEAT_API peat_status_t peat_trace_open(const char* path, const peat_trace_reader
   return c_call(__func__, [&] {
     require_arg(path, "path");
     require_arg(out_reader, "out_reader");
-    *out_reader = open_reader(path, options, false);
+    *out_reader = trace::open_reader(path, options).release();
   });
 }
 
@@ -41,10 +29,7 @@ PEAT_API peat_status_t peat_trace_recover(const char* path, const peat_trace_rea
   return c_call(__func__, [&] {
     require_arg(path, "path");
     require_arg(out_reader, "out_reader");
-    if (out_recovery) require_struct(out_recovery, "out_recovery");
-    std::unique_ptr<peat_trace_reader> reader(open_reader(path, options, true));
-    if (out_recovery) write_versioned(out_recovery, trace::recovery_view(*reader), "out_recovery");
-    *out_reader = reader.release();
+    *out_reader = trace::recover_reader(path, options, out_recovery).release();
   });
 }
 
@@ -118,10 +103,8 @@ PEAT_API peat_status_t peat_trace_tensor_count(const peat_trace_reader_t* reader
 
 PEAT_API peat_status_t peat_trace_tensor_info(const peat_trace_reader_t* reader, uint64_t index,
                                               peat_trace_slot_t slot, uint64_t tensor, peat_trace_tensor_info_t* out) {
-  return c_with(__func__, reader, "reader", [&](const auto& r) {
-    const peat_trace_tensor_info_t info = trace::tensor_info_view(r, index, slot, tensor);
-    write_versioned(out, info, "out");
-  });
+  return c_with(__func__, reader, "reader",
+                [&](const auto& r) { write_versioned(out, trace::tensor_info_view(r, index, slot, tensor), "out"); });
 }
 
 PEAT_API peat_status_t peat_trace_load_tensor(const peat_trace_reader_t* reader, uint64_t index,
@@ -137,7 +120,7 @@ PEAT_API peat_status_t peat_trace_load_tensor_alloc(const peat_trace_reader_t* r
                                                     peat_trace_slot_t slot, uint64_t tensor,
                                                     DLManagedTensor** out_tensor) {
   return c_get(__func__, reader, "reader", out_tensor, "out_tensor",
-                     [&](auto& r) { return trace::load_owned(r, index, slot, tensor); });
+               [&](auto& r) { return trace::load_owned(r, index, slot, tensor); });
 }
 
 PEAT_API void peat_trace_tensor_free(DLManagedTensor* tensor) {
@@ -145,10 +128,7 @@ PEAT_API void peat_trace_tensor_free(DLManagedTensor* tensor) {
 }
 
 PEAT_API peat_status_t peat_trace_verify(const peat_trace_reader_t* reader, uint64_t* out_tensors) {
-  return c_call(__func__, [&] {
-    const uint64_t checked = trace::verify_payloads(deref(reader, "reader"));
-    if (out_tensors) *out_tensors = checked;
-  });
+  return c_call(__func__, [&] { set_optional(out_tensors, trace::verify_payloads(deref(reader, "reader"))); });
 }
 
 }  // extern "C"

@@ -56,7 +56,8 @@ void merge(peat_signature_t& into, const peat_signature_t& from);
 // The empty signature (identity of merge).
 peat_signature_t empty_signature() noexcept;
 
-// into = into (+) from for spatial maps (see peat_spatial_map_merge).
+// into = into (+) from for spatial maps (see peat_spatial_map_merge); `into`
+// and `from` must be two maps (INVALID_ARGUMENT).
 void merge_map(peat_spatial_map_t& into, const peat_spatial_map_t& from);
 
 // Frees the library-owned buffers of a map.

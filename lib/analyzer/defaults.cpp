@@ -1,6 +1,9 @@
 // Defaults of the analyzer's C structs (see defaults.hpp).
 #include "lib/analyzer/defaults.hpp"
 
+#include "lib/analyzer/analyze.hpp"
+#include "lib/core/arguments.hpp"
+#include "lib/core/dtype.hpp"
 #include "lib/core/versioned_struct.hpp"
 
 namespace peat::impl::analyzer {
@@ -44,6 +47,13 @@ peat_noise_band_options_t default_noise_band_options() noexcept {
   o.window = 20;
   o.patience = 1;
   return o;
+}
+
+void default_tolerance(DLDataType dtype, double* rtol, double* atol) {
+  double r = 0, a = 0;
+  default_tolerance(require_float(dtype, "dtype"), r, a);
+  set_optional(rtol, r);
+  set_optional(atol, a);
 }
 
 peat_signature_config_t read_config(const peat_signature_config_t* config, const char* name) {

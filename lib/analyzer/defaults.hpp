@@ -13,6 +13,11 @@ peat_aggregator_options_t default_aggregator_options() noexcept;
 peat_loss_compare_options_t default_loss_compare_options() noexcept;
 peat_noise_band_options_t default_noise_band_options() noexcept;
 
+// peat_default_tolerance: the default rtol / atol of `dtype` (analyze.hpp's
+// default_tolerance; INVALID_ARGUMENT for no supported float) into either
+// output, each of which may be NULL.
+void default_tolerance(DLDataType dtype, double* rtol, double* atol);
+
 // Reads the caller's (possibly older, NULL = defaults) config.
 peat_signature_config_t read_config(const peat_signature_config_t* config, const char* name = "config");
 

@@ -211,6 +211,7 @@ void release_map(peat_spatial_map_t& map) noexcept {
 }
 
 void merge_map(peat_spatial_map_t& into, const peat_spatial_map_t& from) {
+  if (&into == &from) fail(PEAT_STATUS_INVALID_ARGUMENT, "inout_dst and src are the same map");
   check_map_size(into, "inout_dst");
   check_map_size(from, "src");
   if (from.rows == 0 && from.cols == 0) return;  // src never built: identity

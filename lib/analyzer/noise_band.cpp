@@ -1,5 +1,6 @@
 #include "lib/analyzer/noise_band.hpp"
 
+#include "lib/core/arguments.hpp"
 #include "lib/core/error.hpp"
 
 #include <algorithm>
@@ -68,6 +69,7 @@ double NoiseBand::factor() const {
 }
 
 void NoiseBand::add_rerun(const double* loss, std::size_t length, double param_drift) {
+  require_arg(loss, "loss");
   require_finite(loss, length, "loss");
   require_drift(param_drift, "param_drift");
   const std::size_t n = std::min(length, reference_.size());

@@ -15,7 +15,7 @@ class NoiseBand {
   // Throws INVALID_ARGUMENT for an empty or non-finite reference and bad options.
   NoiseBand(const double* reference, std::size_t length, const peat_noise_band_options_t& options);
 
-  // Throws INVALID_ARGUMENT for an empty or non-finite series, a bad drift.
+  // Throws INVALID_ARGUMENT for a NULL, empty or non-finite series, a bad drift.
   void add_rerun(const double* loss, std::size_t length, double param_drift);
   peat_noise_band_info_t info() const;
   // The reference golden series as given (the report draws the band around it).

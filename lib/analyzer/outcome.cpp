@@ -1,7 +1,9 @@
 #include "lib/analyzer/outcome.hpp"
 
 #include "lib/analyzer/analyze.hpp"
+#include "lib/analyzer/defaults.hpp"
 #include "lib/core/error.hpp"
+#include "lib/core/versioned_struct.hpp"
 #include "lib/core/tensor_view.hpp"
 
 #include <cmath>
@@ -13,7 +15,13 @@
 namespace peat::impl::analyzer {
 
 peat_loss_comparison_t compare_loss(const double* golden, const double* candidate, const int64_t* steps,
-                                    std::size_t length, const peat_loss_compare_options_t& options) {
+                                    std::size_t length, const peat_loss_compare_options_t* user_options) {
+  if (length > 0) {
+    require_arg(golden, "golden");
+    require_arg(candidate, "candidate");
+  }
+  const peat_loss_compare_options_t options = read_options(
+      user_options, "options", [](peat_loss_compare_options_t* o) { *o = default_loss_compare_options(); });
   if (length == 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "length is 0: nothing to compare");
   if (!(options.band_abs >= 0) || std::isinf(options.band_abs))
     fail(PEAT_STATUS_INVALID_ARGUMENT, "options.band_abs must be finite and >= 0 (got {})", options.band_abs);
@@ -82,11 +90,11 @@ peat_loss_comparison_t compare_loss(const double* golden, const double* candidat
   return r;
 }
 
-std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n_golden,
+std::string compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n_golden,
                                 const peat_named_tensor_t* candidate, std::size_t n_candidate,
-                                const peat_signature_config_t& config, peat_tensor_drift_t* out,
-                                peat_signature_t* out_signatures, std::size_t capacity,
-                                std::string& first_problem) {
+                                const peat_signature_config_t* user_config, peat_tensor_drift_t* out,
+                                peat_signature_t* out_signatures, std::size_t capacity, std::size_t* out_count) {
+  const peat_signature_config_t config = read_config(user_config);
   if (golden == nullptr && n_golden > 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "golden is NULL but n_golden is {}", n_golden);
   if (candidate == nullptr && n_candidate > 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "candidate is NULL but n_candidate is {}", n_candidate);
@@ -109,7 +117,10 @@ std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n
   if (out == nullptr && capacity > 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "out is NULL but capacity is {}", capacity);
   if (out_signatures == nullptr && capacity > 0)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "out_signatures is NULL but capacity is {}", capacity);
-  if (capacity < total) return total;  // caller reports BUFFER_TOO_SMALL
+  if (capacity < total) {
+    set_optional(out_count, total);
+    fail(PEAT_STATUS_BUFFER_TOO_SMALL, "capacity {} is smaller than the {} results", capacity, total);
+  }
   // The signature array's stride is its first element's struct_size (this
   // library's size today; a larger, newer one is refused).
   const uint32_t stride = total > 0 ? out_signatures[0].struct_size : 0;
@@ -117,6 +128,7 @@ std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n
     fail(PEAT_STATUS_VERSION_MISMATCH, "out_signatures[0].struct_size {} is not {} (call peat_signature_init)",
          stride, sizeof(peat_signature_t));
 
+  std::string first_problem;
   std::size_t k = 0;
   auto emit = [&](const char* name, peat_status_t status, const peat_signature_t& sig) {
     peat_tensor_drift_t& d = out[k];
@@ -149,7 +161,8 @@ std::size_t compare_checkpoints(const peat_named_tensor_t* golden, std::size_t n
     if (first_problem.empty()) first_problem = fmt::format("'{}' is missing from the golden checkpoint", candidate[i].name);
     emit(candidate[i].name, PEAT_STATUS_NOT_FOUND, empty_signature());
   }
-  return total;
+  set_optional(out_count, total);
+  return first_problem;
 }
 
 }  // namespace peat::impl::analyzer

@@ -26,6 +26,12 @@ inline void require_buffer(const void* buffer, std::size_t capacity, std::string
     fail(PEAT_STATUS_INVALID_ARGUMENT, "argument '{}' is NULL but capacity is {}", name, capacity);
 }
 
+// An optional output: written only when the caller gave it (not NULL).
+template <typename T, typename V>
+void set_optional(T* out, const V& value) {
+  if (out != nullptr) *out = value;
+}
+
 // The object behind a handle or pointer argument; NULL -> INVALID_ARGUMENT.
 template <typename T>
 T& deref(T* pointer, std::string_view name) {

@@ -53,6 +53,12 @@ std::optional<DLDataType> dtype_from_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+DLDataType require_dtype_name(std::string_view name) {
+  const auto dtype = dtype_from_name(name);
+  if (!dtype) fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown dtype name '{}'", name);
+  return *dtype;
+}
+
 const char* dtype_name(DLDataType dtype) noexcept {
   for (const auto& entry : kNames)
     if (entry.dtype == dtype) return entry.name.data();

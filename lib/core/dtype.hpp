@@ -24,6 +24,8 @@ std::optional<Float> float_kind(DLDataType dtype) noexcept;
 Float require_float(DLDataType dtype, std::string_view what);
 
 std::optional<DLDataType> dtype_from_name(std::string_view name) noexcept;
+// Like dtype_from_name, but throws PEAT_STATUS_INVALID_ARGUMENT for an unknown name.
+DLDataType require_dtype_name(std::string_view name);
 const char* dtype_name(DLDataType dtype) noexcept;
 std::size_t dtype_size(DLDataType dtype) noexcept;
 

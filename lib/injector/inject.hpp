@@ -6,6 +6,7 @@
 #include <peat/injector.h>
 
 #include "lib/core/tensor_view.hpp"
+#include "lib/core/versioned_struct.hpp"
 
 #include <string>
 #include <string_view>
@@ -38,6 +39,17 @@ peat_inject_truth_t empty_truth() noexcept;
 // (core/versioned_struct.hpp). Throws VERSION_MISMATCH for a bad struct_size.
 
 void copy_truth_out(const peat_inject_truth_t& full, peat_inject_truth_t* dst, std::string_view name);
+
+// Runs `inject(truth)` on a full truth, then writes it into the caller's
+// optional `out_truth` (peat_inject_apply, peat_injector_inject), whose
+// struct_size is checked first, before the tensor is touched.
+template <typename Inject>
+void with_truth_out(peat_inject_truth_t* out_truth, Inject&& inject) {
+  if (out_truth) require_struct(out_truth, "out_truth");
+  peat_inject_truth_t full{};
+  inject(full);
+  if (out_truth) copy_truth_out(full, out_truth, "out_truth");
+}
 
 // peat_inject_round_value: checks the codes as a PRECISION spec's (INVALID_ARGUMENT), then rounds.
 double checked_round_value(double value, peat_float_format_t format, peat_rounding_t rounding, int32_t saturate);

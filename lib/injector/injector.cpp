@@ -119,8 +119,8 @@ void Injector::clear_policies() {
 }
 
 void Injector::set_candidate(std::string_view pattern, peat_kernel_fn fn, void* ctx, std::string origin) {
+  if (fn == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'fn' is NULL");
   validate_glob(pattern, "op_pattern");
-  if (fn == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "the candidate function is NULL");
   auto candidate = std::make_unique<Candidate>();
   candidate->pattern = std::string(pattern);
   candidate->fn = fn;

@@ -13,6 +13,7 @@
 #include "lib/playback/playback.hpp"
 
 #include "lib/analyzer/analyze.hpp"
+#include "lib/core/arguments.hpp"
 #include "lib/core/error.hpp"
 #include "lib/trace/reader.hpp"
 #include "trace/trace_generated.h"
@@ -121,6 +122,13 @@ uint64_t Playback::options_fingerprint() const {
   h.add(config_.tile_cols);
   h.add(config_.map_mismatch);
   return h.h;
+}
+
+void Playback::export_to(void* buffer, std::size_t capacity, std::size_t* size) const {
+  require_arg(size, "out_size");
+  require_buffer(buffer, capacity, "buffer");  // before the export's own checks
+  const std::vector<std::byte> bytes = export_results();
+  copy_bytes_out(bytes.data(), bytes.size(), false, buffer, capacity, size, "the export");
 }
 
 std::vector<std::byte> Playback::export_results() const {

@@ -104,7 +104,7 @@ void Playback::release_library() noexcept {
 }
 
 void Playback::set_candidate(peat_kernel_fn fn, void* ctx, std::string origin) {
-  if (fn == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "the candidate function is NULL");
+  if (fn == nullptr) fail(PEAT_STATUS_INVALID_ARGUMENT, "argument 'fn' is NULL");
   release_library();
   fn_ = fn;
   ctx_ = ctx;
@@ -186,9 +186,14 @@ bool Playback::collect(Work& work) {
 
 // -------------------------------------------------------------------- run --
 
-peat_status_t Playback::run() {
+peat_kernel_fn Playback::candidate() const {
   if (fn_ == nullptr)
     fail(PEAT_STATUS_BAD_STATE, "no candidate is set (peat_playback_set_candidate or _set_candidate_symbol)");
+  return fn_;
+}
+
+peat_status_t Playback::run() {
+  (void)candidate();  // BAD_STATE without one
   results_.clear();
   summary_ = Summary{};
   by_op_ = Grouping{};

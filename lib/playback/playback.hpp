@@ -84,7 +84,7 @@ class Playback {
 
   void set_candidate(peat_kernel_fn fn, void* ctx, std::string origin);
   void set_candidate_symbol(std::string_view spec, void* ctx);
-  peat_kernel_fn candidate() const noexcept { return fn_; }
+  peat_kernel_fn candidate() const;  // throws BAD_STATE when none is set
   void* candidate_ctx() const noexcept { return ctx_; }
 
   // Returns OK or CANCELLED; throws BAD_STATE without a candidate.
@@ -115,6 +115,9 @@ class Playback {
   };
   Share share(uint32_t rank) const;
   std::vector<std::byte> export_results() const;
+  // peat_playback_export: export_results in the caller's buffer by
+  // copy_bytes_out's rule; `size` must be given (INVALID_ARGUMENT).
+  void export_to(void* buffer, std::size_t capacity, std::size_t* size) const;
   void import_results(const std::byte* data, std::size_t size);
 
   const trace::Reader& reader() const noexcept { return reader_; }

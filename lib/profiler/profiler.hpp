@@ -80,6 +80,7 @@ class Profiler {
   Profiler& operator=(const Profiler&) = delete;
 
   void add_rule(SampleRule rule);
+  // Whether the call would be recorded; step -1 is the session's step.
   bool should_record(uint32_t op, uint64_t call, int64_t step);
 
   // Each returns true when the record was queued, false when it was not

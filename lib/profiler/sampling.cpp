@@ -1,6 +1,7 @@
 // Profiler: which calls are recorded (sampling rules, per-site counting).
 #include "lib/profiler/profiler.hpp"
 
+#include "lib/core/error.hpp"
 #include "lib/session/session.hpp"
 
 #include <algorithm>
@@ -20,6 +21,8 @@ void Profiler::add_rule(SampleRule rule) {
 }
 
 bool Profiler::should_record(uint32_t op, uint64_t call, int64_t step) {
+  if (step < -1) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative (use -1 for the session's step)", step);
+  if (step < 0) step = session_.step();
   session_.check_op(op);
   {
     std::shared_lock lock(rules_mutex_);

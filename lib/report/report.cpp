@@ -2,6 +2,8 @@
 
 #include "lib/analyzer/defaults.hpp"
 #include "lib/core/error.hpp"
+#include "lib/detector/defaults.hpp"
+#include "lib/report/defaults.hpp"
 #include "lib/trace/format.hpp"
 
 #include <nlohmann/json.hpp>
@@ -40,6 +42,7 @@ bool is_playback_jsonl(const std::string& text) {
 }  // namespace
 
 Report::Report(const peat_report_options_t& options) {
+  check_options(options);
   model_.title = options.title ? options.title : "PEAT report";
   model_.max_table_rows = options.max_table_rows;
 }
@@ -85,6 +88,7 @@ peat_report_input_kind_t Report::add_input(const std::string& path) {
 
 void Report::add_signature(const std::string& source, const std::string& op, int64_t step, uint64_t call,
                            const peat_signature_t& signature, const peat_detection_t* detection) {
+  if (detection) check_detection(*detection);
   const std::string src = source.empty() ? "candidate" : source;
   SignatureGroup* group = nullptr;
   for (auto& g : model_.signatures)
@@ -111,6 +115,7 @@ void Report::add_signature(const std::string& source, const std::string& op, int
 }
 
 SpatialMapCopy copy_map(const std::string& label, const peat_spatial_map_t& map) {
+  detector::require_exact_size(map.struct_size, sizeof(peat_spatial_map_t), "map");
   if (map.rows <= 0 || map.cols <= 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "map '{}' is empty (rows 0)", label);
   if (map.tile_counts == nullptr || map.row_counts == nullptr || map.col_counts == nullptr)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "map '{}' has no row, column or tile counts", label);

@@ -15,13 +15,13 @@ namespace peat::impl::report {
 
 class Report {
  public:
-  explicit Report(const peat_report_options_t& options);
+  explicit Report(const peat_report_options_t& options);  // throws INVALID_ARGUMENT (check_options)
 
   // Each throws peat::impl::Error naming the file and what is wrong; on error the
   // model is unchanged.
   peat_report_input_kind_t add_input(const std::string& path);
   void add_signature(const std::string& source, const std::string& op, int64_t step, uint64_t call,
-                     const peat_signature_t& signature, const peat_detection_t* detection);
+                     const peat_signature_t& signature, const peat_detection_t* detection);  // check_detection
   void add_spatial_map(const std::string& label, const peat_spatial_map_t& map);
 
   // Inputs through the library (inputs_api.cpp).
@@ -49,7 +49,8 @@ TraceSummary read_trace_summary(const std::string& path);
 std::vector<PlaybackRun> read_playback_jsonl(const std::string& path, const std::string& text);
 RuntimeReport read_runtime_json(const std::string& path, const std::string& text);
 
-// A checked copy of a spatial map with tile counts (throws INVALID_ARGUMENT).
+// A checked copy of a spatial map with tile counts (throws VERSION_MISMATCH
+// unless a whole peat_spatial_map_t of this library, INVALID_ARGUMENT).
 SpatialMapCopy copy_map(const std::string& label, const peat_spatial_map_t& map);
 
 // The page (page.cpp) and its sections (sections_*.cpp).

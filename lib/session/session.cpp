@@ -1,6 +1,7 @@
 #include "lib/session/session.hpp"
 
 #include "lib/backend/backend.hpp"
+#include "lib/core/arguments.hpp"
 #include "lib/core/error.hpp"
 #include "lib/core/versioned_struct.hpp"
 
@@ -68,7 +69,20 @@ void Session::check_op(uint32_t op) const {
     fail(PEAT_STATUS_NOT_FOUND, "op id {} is not interned (the session has {} ops)", op, op_count());
 }
 
+void Session::set_step(int64_t step) {
+  if (step < 0) fail(PEAT_STATUS_INVALID_ARGUMENT, "step {} is negative", step);
+  step_.store(step, std::memory_order_relaxed);
+}
+
+void Session::set_phase(peat_phase_t phase) {
+  if (phase < PEAT_PHASE_FORWARD || phase > PEAT_PHASE_OTHER)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "phase {} is not a peat_phase_code value (0..3)", phase);
+  phase_.store(phase, std::memory_order_relaxed);
+}
+
 void Session::log(peat_log_level_t level, std::string message) {
+  if (level < PEAT_LOG_DEBUG || level > PEAT_LOG_ERROR)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "level {} is not a peat_log_level_code value (0..3)", level);
   std::lock_guard lock(log_mutex_);
   if (log_.size() == max_log_entries_) {
     log_.pop_front();
@@ -92,6 +106,18 @@ LogEntry Session::log_entry(uint64_t index) const {
   if (index >= log_.size())
     fail(PEAT_STATUS_NOT_FOUND, "log entry {} does not exist (the log holds {})", index, log_.size());
   return log_[index];
+}
+
+void Session::log_entry_to(uint64_t index, peat_log_level_t* level, char* buffer, std::size_t capacity,
+                           std::size_t* needed) const {
+  require_buffer(buffer, capacity, "buffer");
+  const LogEntry entry = log_entry(index);
+  const std::size_t size = entry.message.size() + 1;
+  set_optional(needed, size);
+  set_optional(level, entry.level);
+  copy_c_string(entry.message, buffer, capacity);
+  if (capacity < size)
+    fail(PEAT_STATUS_BUFFER_TOO_SMALL, "log entry {} needs {} bytes, buffer has {}", index, size, capacity);
 }
 
 }  // namespace peat::impl::session

@@ -6,6 +6,7 @@
 #include <peat/session.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -53,9 +54,9 @@ class Session {
   }
   void check_op(uint32_t op) const;
 
-  void set_step(int64_t step) noexcept { step_.store(step, std::memory_order_relaxed); }
+  void set_step(int64_t step);  // throws INVALID_ARGUMENT for a negative step
   int64_t step() const noexcept { return step_.load(std::memory_order_relaxed); }
-  void set_phase(peat_phase_t phase) noexcept { phase_.store(phase, std::memory_order_relaxed); }
+  void set_phase(peat_phase_t phase);  // throws INVALID_ARGUMENT for no peat_phase_code value
   peat_phase_t phase() const noexcept { return phase_.load(std::memory_order_relaxed); }
 
   uint64_t seed() const noexcept { return seed_; }
@@ -64,10 +65,16 @@ class Session {
   const std::string& run_name() const noexcept { return run_name_; }
   backend::Backend& backend() const noexcept { return *backend_; }
 
-  void log(peat_log_level_t level, std::string message);
+  void log(peat_log_level_t level, std::string message);  // throws INVALID_ARGUMENT for a bad level
   uint64_t log_count() const;
   uint64_t log_dropped() const;
   LogEntry log_entry(uint64_t index) const;  // throws NOT_FOUND
+  // peat_session_log_entry: entry `index`'s level, and its message in the
+  // caller's buffer (NUL-terminated, cut to fit; BUFFER_TOO_SMALL when cut).
+  // `needed` receives the message's size with the NUL; `level` and `needed`
+  // may be NULL, `buffer` only with capacity 0.
+  void log_entry_to(uint64_t index, peat_log_level_t* level, char* buffer, std::size_t capacity,
+                    std::size_t* needed) const;
 
  private:
   uint64_t seed_;

@@ -53,6 +53,27 @@ void check_slot(peat_trace_slot_t slot) {
     fail(PEAT_STATUS_INVALID_ARGUMENT, "slot {} is not a peat_trace_slot_code value (0..2)", slot);
 }
 
+namespace {
+std::unique_ptr<peat_trace_reader> make_reader(const std::string& path, const peat_trace_reader_options_t* options,
+                                               bool recover) {
+  const auto opts =
+      read_options(options, "options", [](peat_trace_reader_options_t* o) { *o = default_reader_options(); });
+  return std::make_unique<peat_trace_reader>(path, opts, recover);
+}
+}  // namespace
+
+std::unique_ptr<peat_trace_reader> open_reader(const std::string& path, const peat_trace_reader_options_t* options) {
+  return make_reader(path, options, false);
+}
+
+std::unique_ptr<peat_trace_reader> recover_reader(const std::string& path, const peat_trace_reader_options_t* options,
+                                                  peat_trace_recovery_t* recovery) {
+  if (recovery) require_struct(recovery, "out_recovery");
+  auto reader = make_reader(path, options, true);
+  if (recovery) write_versioned(recovery, recovery_view(*reader), "out_recovery");
+  return reader;
+}
+
 peat_trace_recovery_t recovery_view(const Reader& reader) {
   const auto& r = reader.recovery();
   auto out = zeroed_struct<peat_trace_recovery_t>();

@@ -9,7 +9,9 @@
 #include "lib/trace/reader.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 
 namespace peat::impl::trace {
 
@@ -18,6 +20,15 @@ peat_trace_filter_t default_filter() noexcept;
 
 // Throws INVALID_ARGUMENT for a slot that is no peat_trace_slot_code value.
 void check_slot(peat_trace_slot_t slot);
+
+// peat_trace_open: a reader of `path` with the caller's options (NULL: the
+// defaults).
+std::unique_ptr<peat_trace_reader> open_reader(const std::string& path, const peat_trace_reader_options_t* options);
+// peat_trace_recover: the same in recovery mode; `recovery`, when not NULL,
+// has its struct_size checked before the file is opened and then receives
+// recovery_view.
+std::unique_ptr<peat_trace_reader> recover_reader(const std::string& path, const peat_trace_reader_options_t* options,
+                                                  peat_trace_recovery_t* recovery);
 
 peat_trace_recovery_t recovery_view(const Reader& reader);
 peat_trace_run_info_t run_info_view(const Reader& reader);

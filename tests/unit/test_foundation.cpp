@@ -151,6 +151,35 @@ TEST_CASE("session counters are exact under concurrent calls", "[session]") {
   CHECK(*all.rbegin() == uint64_t{kThreads} * kCalls - 1);
 }
 
+TEST_CASE("the session checks a step, a phase, a log level and a log entry's buffer", "[session]") {
+  peat_session_options_t options;
+  peat_session_options_init(&options);
+  peat::impl::session::Session session(options);
+  CHECK_THROWS_WITH(session.set_step(-1), "step -1 is negative");
+  CHECK_THROWS_WITH(session.set_phase(4), "phase 4 is not a peat_phase_code value (0..3)");
+  CHECK_THROWS_WITH(session.log(7, "x"), "level 7 is not a peat_log_level_code value (0..3)");
+  session.set_step(3);
+  session.set_phase(PEAT_PHASE_BACKWARD);
+  CHECK(session.step() == 3);
+  CHECK(session.phase() == PEAT_PHASE_BACKWARD);
+  CHECK(session.log_count() == 0);
+
+  session.log(PEAT_LOG_WARNING, "hello");
+  peat_log_level_t level = PEAT_LOG_DEBUG;
+  std::size_t needed = 0;
+  char small[4] = "zzz";
+  CHECK_THROWS_WITH(session.log_entry_to(0, &level, small, sizeof small, &needed),
+                    "log entry 0 needs 6 bytes, buffer has 4");
+  CHECK(std::string(small) == "hel");  // cut to fit
+  CHECK(needed == 6);
+  CHECK(level == PEAT_LOG_WARNING);
+  char big[8];
+  session.log_entry_to(0, nullptr, big, sizeof big, nullptr);
+  CHECK(std::string(big) == "hello");
+  CHECK_THROWS_WITH(session.log_entry_to(0, nullptr, nullptr, 1, nullptr),
+                    "argument 'buffer' is NULL but capacity is 1");
+}
+
 TEST_CASE("registry searches PEAT_BACKEND_PATH and falls back past a refused plugin", "[backend]") {
   const std::string dir = PEAT_TEST_PLUGIN_DIR;
   ::setenv("PEAT_BACKEND_PATH", (dir + "/refused:" + dir + "/fallback:" + dir).c_str(), 1);
