@@ -202,6 +202,7 @@ struct PairInfo {
   int rel_bucket;
   uint64_t xor_bits;  // golden word XOR converted candidate word
   uint64_t cand_bits; // the converted candidate word
+  int cand_low_bit;   // lowest set bit of cand_bits with the sign cleared; -1 for +-0
   double g, c;        // the values (candidate converted to the golden format)
   double err;         // c - g in double (finite pairs)
   double abs_err;     // |err|
@@ -225,6 +226,8 @@ PEAT_SIG_HOT PEAT_HD PairInfo classify_pair(typename G::Bits gb, typename G::Bit
   p.c = G::to_double(cb);
   p.xor_bits = static_cast<uint64_t>(gb ^ cb);
   p.cand_bits = static_cast<uint64_t>(cb);
+  const uint64_t magnitude = p.cand_bits & ~(uint64_t{1} << (G::kWidth - 1));
+  p.cand_low_bit = magnitude == 0 ? -1 : ctz64(magnitude);
   p.err = 0;
   p.abs_err = 0;
   p.rel = 0;
@@ -296,13 +299,15 @@ PEAT_HD void ratio_add(peat_signature_t& s, double ratio) {
   exact_sum_add(s.ratio_dev_sq_sum, d * d);
 }
 
-// Counts the highest differing bit of a mismatching pair and whether the
-// candidate has it set.
-PEAT_HD void top_bit_add(peat_signature_t& s, uint64_t xor_bits, uint64_t cand_bits) {
-  if (xor_bits == 0) return;
-  const int top = 63 - clz64(xor_bits);
+// Counts the bit positions of a mismatching pair: its highest differing bit,
+// whether the candidate has it set, and the candidate's lowest set bit (the
+// grid its value lies on).
+PEAT_HD void bit_positions_add(peat_signature_t& s, const PairInfo& p) {
+  if (p.xor_bits == 0) return;
+  const int top = 63 - clz64(p.xor_bits);
   s.xor_top_bit_hist[top] += 1;
-  s.xor_top_bit_set_hist[top] += (cand_bits >> top) & 1u;
+  s.xor_top_bit_set_hist[top] += (p.cand_bits >> top) & 1u;
+  if (p.cand_low_bit >= 0) s.candidate_low_bit_hist[p.cand_low_bit] += 1;
 }
 
 // Adds one classified pair at element `index` into a (partial) signature. The
@@ -327,7 +332,7 @@ PEAT_HD void accumulate_pair(peat_signature_t& s, const PairInfo& p, int64_t ind
   s.rel_hist[p.rel_bucket] += 1;
   s.xor_popcount_hist[popcount64(p.xor_bits)] += 1;
   for (uint64_t x = p.xor_bits; x != 0; x &= x - 1) s.xor_bit_hist[ctz64(x)] += 1;
-  top_bit_add(s, p.xor_bits, p.cand_bits);
+  bit_positions_add(s, p);
   if (f & kFinite) {
     s.finite_count += 1;
     if (beats(p.abs_err, index, s.max_abs_error, s.max_abs_error_index)) {
@@ -412,6 +417,7 @@ PEAT_HD void merge_signature_data(peat_signature_t& into, const peat_signature_t
   for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) {
     into.xor_top_bit_hist[i] += from.xor_top_bit_hist[i];
     into.xor_top_bit_set_hist[i] += from.xor_top_bit_set_hist[i];
+    into.candidate_low_bit_hist[i] += from.candidate_low_bit_hist[i];
   }
 }
 

@@ -172,6 +172,16 @@ typedef struct peat_signature {
   uint64_t xor_top_bit_hist[PEAT_SIGNATURE_XOR_BITS];     /* pairs whose highest differing storage bit is b */
   uint64_t xor_top_bit_set_hist[PEAT_SIGNATURE_XOR_BITS]; /* of those, pairs whose candidate word has bit b
                                                              set (for a non-sign bit: |c| > |g|) */
+  /* The grid the candidate's values lie on: entry b counts bitwise-mismatching
+   * pairs whose candidate word (golden dtype, sign bit cleared, non-zero) has
+   * its lowest set bit at b. A candidate stored in a format with m mantissa
+   * bits, widened to a golden with M, never sets a bit below M - m (values in
+   * the narrow format's subnormal range set even fewer), so the lowest
+   * non-empty entry tells the candidate's storage precision: bit 13 of an f32
+   * golden for fp16 or tf32 storage, 16 for bf16, 20 for fp8 e4m3, 21 for
+   * e5m2. A candidate at the golden's full precision reaches bit 0 or 1 in all
+   * but a 2^-13n chance over n mismatches. (Appended in 0.2.) */
+  uint64_t candidate_low_bit_hist[PEAT_SIGNATURE_XOR_BITS];
 } peat_signature_t;
 
 /* The size of peat_signature_t before the 0.2 fields (xor_top_bit_hist on).

@@ -140,6 +140,7 @@ F32FastState fast_state(peat_signature_t& s, ChunkSums& sums) {
   st.popcount_hist = s.xor_popcount_hist;
   st.top_bit_hist = s.xor_top_bit_hist;
   st.top_bit_set_hist = s.xor_top_bit_set_hist;
+  st.low_bit_hist = s.candidate_low_bit_hist;
   return st;
 }
 
@@ -187,7 +188,7 @@ void process_run(const std::byte* gbase, int64_t g_off, int64_t g_stride, const 
     s.xor_popcount_hist[hd::popcount64(p.xor_bits)] += 1;
     if (p.xor_bits != 0) {
       sums.xor_add(p.xor_bits, s.xor_bit_hist);
-      hd::top_bit_add(s, p.xor_bits, p.cand_bits);
+      hd::bit_positions_add(s, p);
     }
     if (f & hd::kFinite) [[likely]] {
       s.finite_count += 1;

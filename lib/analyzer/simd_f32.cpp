@@ -68,10 +68,11 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   uint64_t bitwise = 0, fails = 0;
   BucketCounter<decltype(du)> buckets;  // ULP (0), relative error (1), popcount (2)
   buckets.init(du, s.ulp_hist, s.rel_hist, s.popcount_hist);
-  BitCounter<decltype(du)> xor_bits, top_bits, top_set_bits;
+  BitCounter<decltype(du)> xor_bits, top_bits, top_set_bits, low_bits;
   xor_bits.init(du, s.xor_bit_hist);
   top_bits.init(du, s.top_bit_hist);          // highest differing bit
   top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
+  low_bits.init(du, s.low_bit_hist);          // the candidate's lowest set bit
 
   // Thresholds for screening the maxima: a lane can beat the running maximum
   // only if its f32 value reaches them (confirmed in double below).
@@ -372,6 +373,9 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
         cw = cb;
       top_bits.add(du, top);
       top_set_bits.add(du, hn::And(top, cw));
+      // The candidate's lowest set bit, sign cleared (m & -m), on mismatching lanes.
+      const VU m = hn::And(cw, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
+      low_bits.add(du, hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m))));
     }
     const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false);
     buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
@@ -379,6 +383,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
   xor_bits.finish(du);
   top_bits.finish(du);
   top_set_bits.finish(du);
+  low_bits.finish(du);
   buckets.finish(du);
   if (i == 0) return 0;  // no vector taken: the windows are empty
 

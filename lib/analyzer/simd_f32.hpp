@@ -49,6 +49,7 @@ struct F32FastState {
   uint64_t* popcount_hist = nullptr;
   uint64_t* top_bit_hist = nullptr;      // highest differing bit
   uint64_t* top_bit_set_hist = nullptr;  // ... set in the candidate
+  uint64_t* low_bit_hist = nullptr;      // the candidate's lowest set bit (sign cleared)
 };
 
 // Processes whole vectors of ordinary pairs from the start of g[0, n), c[0, n)

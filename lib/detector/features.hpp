@@ -135,6 +135,17 @@ struct Features {
   double rms_golden() const {
     return s.finite_count > 0 ? std::sqrt(std::max(0.0, sum_of(s.sum_sq_golden)) / static_cast<double>(s.finite_count)) : 0;
   }
+  // The mantissa bits of the grid the candidate's mismatching values lie on:
+  // p - (their lowest set bit), from candidate_low_bit_hist; -1 when that
+  // histogram is empty (a signature from before it, or no non-zero candidate
+  // among the mismatches). A candidate stored in a format with m <= p bits
+  // gives at most m; one at the golden's precision gives p (or p - 1 in a
+  // 2^-n chance over n mismatches).
+  int grid_bits() const {
+    for (int b = 0; b < width; ++b)
+      if (s.candidate_low_bit_hist[b] > 0) return std::max(0, p - b);
+    return -1;
+  }
   // The top-bit histograms are present (a 0.2 signature with mismatches).
   bool has_top() const {
     uint64_t t = 0;

@@ -67,6 +67,8 @@ class Rules {
 
   // rules_floor.cpp
   peat_float_format_t format_near(double eff) const;
+  std::string grid_evidence() const;
+  bool on_narrow_grid(int grid_bits) const;
   bool within_gamma();
   // The floor beneath an anomaly (floor_of): its model (UNKNOWN: no floor),
   // effective bits, the mismatches it covers and the evidence why.

@@ -14,14 +14,48 @@
 
 namespace peat::impl::detector::rules {
 
-// The narrow format nearest to `eff` effective mantissa bits (none when more
-// than 2 bits away). 10 bits is tf32 or fp16: fp16 when the golden values
-// fit fp16's range (max |g| <= 65504), tf32 otherwise.
+// The narrow format of a REDUCED_PRECISION floor with `eff` effective
+// mantissa bits (none when nothing fits).
+//  - The candidate's values on a grid that a narrow format holds
+//    (Features::grid_bits = m <= 10, m < p): a value stored in a format keeps no bit
+//    below that format's last, so the narrowest format with >= m bits holds
+//    every one of them. That format is named whatever precision was lost
+//    before the rounding to it (an fp16 accumulation reads about 7 effective
+//    bits on the 10-bit grid). 10 bits: fp16 when the golden fits its range
+//    (max |g| <= 65504), tf32 otherwise.
+//  - Values off every narrow grid (more bits than fp16 or tf32 keep; an
+//    exact sum of narrow products has more than its factors) were stored at
+//    a wider precision: the precision was lost on the inputs or in the arithmetic, and `eff`
+//    names the format within 2 bits; 10 bits is tf32 (the input format of a
+//    GEMM with f32 output -- fp16 inputs read the same).
+//  - A signature without the grid histogram: by `eff`, 10 bits as fp16 when
+//    the range allows.
+bool Rules::on_narrow_grid(int grid) const {
+  return grid >= 0 && grid < F.p && grid <= format_mantissa_bits(PEAT_FORMAT_FP16);
+}
 peat_float_format_t Rules::format_near(double eff) const {
+  const int grid = F.grid_bits();
+  if (on_narrow_grid(grid)) {
+    for (peat_float_format_t f : {PEAT_FORMAT_FP8_E5M2, PEAT_FORMAT_FP8_E4M3, PEAT_FORMAT_BF16, PEAT_FORMAT_FP16})
+      if (format_mantissa_bits(f) >= grid && format_mantissa_bits(f) < F.p)
+        return f == PEAT_FORMAT_FP16 && s_.max_abs_golden > 65504.0 ? PEAT_FORMAT_TF32 : f;
+    return -1;
+  }
   peat_float_format_t f = nearest_format(eff);
-  if (f == PEAT_FORMAT_TF32 && s_.max_abs_golden <= 65504.0) f = PEAT_FORMAT_FP16;
+  if (grid < 0 && f == PEAT_FORMAT_TF32 && s_.max_abs_golden <= 65504.0) f = PEAT_FORMAT_FP16;
   if (std::fabs(eff - format_mantissa_bits(f)) > 2) f = -1;
   return f;
+}
+
+// The evidence for format_near's choice: the grid the candidate lies on.
+std::string Rules::grid_evidence() const {
+  const int grid = F.grid_bits();
+  if (grid < 0) return "the signature holds no candidate grid (named by effective bits)";
+  if (on_narrow_grid(grid))
+    return fmt::format("every mismatching candidate value lies on a {}-bit mantissa grid (no set bit below bit {} "
+                       "of the {} word): stored in that narrow format", grid, F.p - grid, float_name(F.f));
+  return fmt::format("candidate values carry up to {} mantissa bits, more than any narrow format keeps: stored "
+                     "wider, so the loss came before the store (inputs or arithmetic)", grid);
 }
 
 // ---- 0 ROUNDING within the deterministic bound of a reduction ---------------------------
@@ -89,6 +123,7 @@ bool Rules::add_floor(const Floor& fl, const char* anomaly) {
   evidence(v, "a floor beneath {}: effective mantissa bits {:.0f} (median of the rest){}{}", anomaly, fl.eff,
            fl.model == PEAT_ERROR_MODEL_REDUCED_PRECISION ? ", nearest format " : "",
            fl.model == PEAT_ERROR_MODEL_REDUCED_PRECISION ? format_name(v.nearest_format) : "");
+  if (fl.model == PEAT_ERROR_MODEL_REDUCED_PRECISION) evidence(v, "{}", grid_evidence());
   return true;
 }
 
@@ -451,6 +486,7 @@ bool Rules::noise_floor() {
     evidence(v, "effective mantissa bits {:.1f} < {} ({}): nearest format {}", eff, F.p,
              F.k_bound ? "from the relative L2 error" : "0.95 quantile of the relative errors",
              format_name(v.nearest_format));
+    evidence(v, "{}", grid_evidence());
     if (F.k_bound)
       evidence(v, "relative L2 {:.3g} exceeds the rounding bound {} sqrt(2K) u = {:.3g}", bulk_l2,
                ctx.rounding_slack, ctx.rounding_slack * std::sqrt(2.0 * static_cast<double>(F.K)) * F.u_op);

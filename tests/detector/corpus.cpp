@@ -252,7 +252,9 @@ struct Case {
   peat_mismatch_kind_t map_kind = PEAT_MISMATCH_BITWISE;
   double rtol = -1, atol = -1;      // tolerance of a TOLERANCE map (< 0: the dtype's default)
   bool rerun_elementwise = false;   // also give peat_detect the signature of (run 1, run 2)
-  int expect_format = -1;           // REDUCED_PRECISION: the format it must name (10 bits: fp16 or tf32)
+  int expect_format = -1;           // REDUCED_PRECISION: the format it must name
+  bool ten_either = false;          // ... where fp16 and tf32 read alike: 10-bit values stored within fp16's
+                                    // range (the same grid), or 10-bit inputs with a full-precision output
 };
 
 struct Scorer {
@@ -310,10 +312,9 @@ struct Scorer {
     }
     result.confusion[static_cast<size_t>(c.label)][static_cast<size_t>(top)]++;
     bool right = top == c.label;
-    if (right && c.expect_format >= 0) {  // the format must be named too (10 bits: fp16 and tf32 alike)
+    if (right && c.expect_format >= 0) {  // the format must be named too
       const int got = det.verdicts[0].nearest_format;
-      const bool ten = [](int f) { return f == PEAT_FORMAT_FP16 || f == PEAT_FORMAT_TF32; }(c.expect_format);
-      right = ten ? (got == PEAT_FORMAT_FP16 || got == PEAT_FORMAT_TF32) : got == c.expect_format;
+      right = c.ten_either ? (got == PEAT_FORMAT_FP16 || got == PEAT_FORMAT_TF32) : got == c.expect_format;
     }
     if (right) result.correct++;
     auto& fam = result.families[c.family];
@@ -625,10 +626,12 @@ void kernel_cases(Scorer& S, const KernelCase& kc, DT dt, peat_op_kind_t op, con
     c.family = "kernel";
     return c;
   };
-  auto legit = [&](const std::string& what, const std::vector<double>& out, int label) {
+  auto legit = [&](const std::string& what, const std::vector<double>& out, int label, int format = -1,
+                   bool ten_either = false) {
     Case c = base(what);
     c.candidate = make_tensor(out, dt, kc.rows, kc.cols);
     c.label = c.candidate.bytes == c.golden.bytes ? PEAT_ERROR_MODEL_EXACT : label;
+    if (c.label == PEAT_ERROR_MODEL_REDUCED_PRECISION) c.expect_format = format, c.ten_either = ten_either;
     S.score(c);
     return c;
   };
@@ -642,9 +645,14 @@ void kernel_cases(Scorer& S, const KernelCase& kc, DT dt, peat_op_kind_t op, con
   if (dt == DT::F32 || dt == DT::F64) {
     const peat_float_format_t f[] = {PEAT_FORMAT_BF16, PEAT_FORMAT_FP16, PEAT_FORMAT_TF32};
     const peat_float_format_t pick = f[U(0, 2)];
+    // Inputs rounded, the output at full precision: named by its effective bits
+    // (10: tf32, which fp16 inputs read as too). An fp16 accumulation stores
+    // fp16 values: named by that grid, whatever its effective bits.
     legit(std::string("inputs in ") + peat_float_format_name(pick), run_kernel(kc, dt, Sum::Sequential, 0, pick),
-          PEAT_ERROR_MODEL_REDUCED_PRECISION);
-    legit("fp16 accumulation", run_kernel(kc, dt, Sum::Fp16Acc, 0), PEAT_ERROR_MODEL_REDUCED_PRECISION);
+          PEAT_ERROR_MODEL_REDUCED_PRECISION, pick == PEAT_FORMAT_BF16 ? PEAT_FORMAT_BF16 : PEAT_FORMAT_TF32,
+          pick == PEAT_FORMAT_FP16);
+    legit("fp16 accumulation", run_kernel(kc, dt, Sum::Fp16Acc, 0), PEAT_ERROR_MODEL_REDUCED_PRECISION,
+          PEAT_FORMAT_FP16);
   }
   // Non-determinism: two runs with different (random) split points, as atomics would.
   if (kc.K >= 8) {
@@ -1046,7 +1054,7 @@ void sparse_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& ori
 }
 
 // Formats: f32 values rounded to each narrow format must name it; fp16 also on values
-// mostly in its subnormal range (must not read as fp8_e5m2).
+// mostly in its subnormal range (must not read as fp8_e5m2); tf32 beyond fp16's range.
 void format_cases(Scorer& S, std::mt19937_64& rng, const std::string& origin) {
   auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   const int64_t rows = U(8, 64), cols = U(8, 64), n = rows * cols;
@@ -1069,6 +1077,7 @@ void format_cases(Scorer& S, std::mt19937_64& rng, const std::string& origin) {
     k.op = PEAT_OP_KIND_ELEMENTWISE;
     k.label = PEAT_ERROR_MODEL_REDUCED_PRECISION;
     k.expect_format = f.f;
+    k.ten_either = f.f == PEAT_FORMAT_TF32 && f.scale == 1;  // tf32 values within fp16's range: fp16's grid
     S.score(k);
   }
 }

@@ -207,3 +207,24 @@ def test_tile_drop_kernel_is_region_or_dropped_writes_by_shape(trace, request):
         assert det.top.model in want, (op, (m, n), det.render())
         seen[want[0]] += 1
     assert seen["DROPPED_WRITES"] + seen["REGION"] > 0, seen
+
+
+@pytest.mark.parametrize("trace", ["resnet_trace", "lm_trace"])
+@pytest.mark.parametrize("kernel,fmt", [("peat_cand_bf16_kernel", "bf16"), ("peat_cand_tf32_kernel", "tf32"),
+                                        ("peat_cand_fp16acc_kernel", "fp16")])
+def test_reduced_precision_kernels_name_their_format(trace, kernel, fmt, request):
+    # bf16 / tf32 inputs with f32 accumulation and output: the values carry
+    # f32's bits, and the effective bits name the inputs' format (tf32, not
+    # fp16, for 10 bits); fp16 accumulation stores fp16 values: named by that
+    # grid although it keeps fewer effective bits (no longer "bf16")
+    rows = _so_verdicts(request.getfixturevalue(trace), f"{_candidates_library()}:{kernel}")
+    named = collections.Counter()
+    for op, shape, sig, det in rows:
+        if det.top.model in ("ROUNDING", "EXACT"):
+            continue  # a short reduction whose rounding hides the inputs' format
+        assert det.top.model == "REDUCED_PRECISION", (op, shape, det.render())
+        low = next(b for b, v in enumerate(sig.candidate_low_bit_hist) if v)
+        assert (low >= 13) == (fmt == "fp16"), (op, shape, low)  # on fp16's grid only when stored in fp16
+        assert det.top.nearest_format == fmt, (op, shape, det.render())
+        named[det.top.nearest_format] += 1
+    assert named[fmt] >= 1, named

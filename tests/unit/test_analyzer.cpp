@@ -130,6 +130,7 @@ void check_against(const peat_signature_t& s, const Ref& r) {
   for (int i = 0; i < PEAT_SIGNATURE_XOR_BITS; ++i) {
     CHECK(s.xor_top_bit_hist[i] == r.xtop[i]);
     CHECK(s.xor_top_bit_set_hist[i] == r.xtop_set[i]);
+    CHECK(s.candidate_low_bit_hist[i] == r.clow[i]);
   }
   // Every sum is exact: its digits hold the exact rational sum of the terms,
   // and it reads as that sum rounded to nearest.

@@ -165,6 +165,7 @@ struct Ref {
   uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {};
   uint64_t xbit[PEAT_SIGNATURE_XOR_BITS] = {}, xpop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {};
   uint64_t xtop[PEAT_SIGNATURE_XOR_BITS] = {}, xtop_set[PEAT_SIGNATURE_XOR_BITS] = {};
+  uint64_t clow[PEAT_SIGNATURE_XOR_BITS] = {};  // the candidate's lowest set bit, sign cleared
 };
 
 inline int64_t position(Fmt f, uint64_t w) {
@@ -209,6 +210,12 @@ inline Ref reference(Fmt f, const std::vector<uint64_t>& g, const std::vector<ui
       while (((x >> top) & 1) == 0) --top;
       r.xtop[top]++;
       r.xtop_set[top] += (c[i] >> top) & 1;
+      const uint64_t mag = c[i] & ((uint64_t{1} << (width_of(f) - 1)) - 1);
+      if (mag != 0) {
+        int low = 0;
+        while (((mag >> low) & 1) == 0) ++low;
+        r.clow[low]++;
+      }
     }
     if (gn || cn) {
       r.ulp[PEAT_SIGNATURE_ULP_NAN_BUCKET]++;

@@ -316,6 +316,72 @@ TEST_CASE("formats: tf32 and fp16 have their own names, and 10 bits within fp16'
   CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_FP16);
 }
 
+TEST_CASE("formats: named by the grid the candidate lies on -- tf32 inputs with an f32 output are tf32, an fp16 "
+          "accumulation fp16", "[detector][format]") {
+  const int64_t M = 48, N = 48, K = 256;
+  const auto A = normal(static_cast<size_t>(M * K), 21), B = normal(static_cast<size_t>(K * N), 22);
+  auto g = gemm(A, B, M, N, K, false);
+  auto tf32 = [](float x) {  // round to nearest even on 10 mantissa bits
+    uint32_t b = bits(x);
+    b = (b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu;
+    return from_bits(b);
+  };
+  std::vector<float> At(A), Bt(B);
+  for (auto& x : At) x = tf32(x);
+  for (auto& x : Bt) x = tf32(x);
+  auto c_tf32 = gemm(At, Bt, M, N, K, false);  // f32 products and sums: values off every narrow grid
+  std::vector<float> c_acc(g.size());           // every partial sum rounded to fp16
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      _Float16 s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s = static_cast<_Float16>(static_cast<float>(s) + static_cast<float>(static_cast<_Float16>(A[i * K + k])) *
+                                                          static_cast<float>(static_cast<_Float16>(B[k * N + j])));
+      c_acc[static_cast<size_t>(i * N + j)] = static_cast<float>(s);
+    }
+  // The lowest set bit of the mismatching candidate words, as the test sees it.
+  auto lowest_bit = [&](const std::vector<float>& c) {
+    int low = 31;
+    for (size_t i = 0; i < c.size(); ++i)
+      if (bits(c[i]) != bits(g[i]) && (bits(c[i]) & 0x7FFFFFFFu) != 0) low = std::min(low, __builtin_ctz(bits(c[i]) & 0x7FFFFFFFu));
+    return low;
+  };
+  {
+    const Result r = judge(g, c_tf32, M, N, PEAT_OP_KIND_GEMM, K);
+    INFO(text(r.det));
+    REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+    CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_TF32);
+    const int low = lowest_bit(c_tf32);
+    CHECK(low < 13);
+    for (int b = 0; b < low; ++b) CHECK(r.sig.candidate_low_bit_hist[b] == 0);
+    CHECK(r.sig.candidate_low_bit_hist[low] > 0);
+    CHECK(std::string(r.det.verdicts[0].evidence[1]).find("carry up to " + std::to_string(23 - low) + " mantissa bits") !=
+          std::string::npos);
+  }
+  {
+    const Result r = judge(g, c_acc, M, N, PEAT_OP_KIND_GEMM, K);
+    INFO(text(r.det));
+    REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+    CHECK(r.det.verdicts[0].effective_mantissa_bits < 9);  // fewer bits than fp16 keeps: accumulated in it
+    CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_FP16);
+    const int low = lowest_bit(c_acc);
+    CHECK(low >= 13);
+    CHECK(std::string(r.det.verdicts[0].evidence[1]).find(std::to_string(23 - low) + "-bit mantissa grid") !=
+          std::string::npos);
+    // Without the grid (a signature from before it) the effective bits name it: no longer fp16.
+    peat_signature_t old = r.sig;
+    std::memset(old.candidate_low_bit_hist, 0, sizeof old.candidate_low_bit_hist);
+    peat_detect_context_t ctx;
+    peat_detect_context_init(&ctx);
+    ctx.op_kind = PEAT_OP_KIND_GEMM;
+    ctx.reduction_length = K;
+    peat_detection_t d;
+    peat_detection_init(&d);
+    REQUIRE(peat_detect(&old, &ctx, &d) == PEAT_STATUS_OK);
+    CHECK(d.verdicts[0].nearest_format != PEAT_FORMAT_FP16);
+  }
+}
+
 TEST_CASE("non-GEMM: gelu in f32 against float64 is ROUNDING by its norm, though outputs near 0 are many ULP off",
           "[detector][composite]") {
   auto x = normal(64 * 64, 11);

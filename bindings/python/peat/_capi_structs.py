@@ -84,7 +84,8 @@ class Signature(Structure):
                 ("xor_bit_hist", c_uint64 * XOR_BITS),
                 ("xor_popcount_hist", c_uint64 * POPCOUNT_BUCKETS),
                 ("xor_top_bit_hist", c_uint64 * XOR_BITS),
-                ("xor_top_bit_set_hist", c_uint64 * XOR_BITS)]
+                ("xor_top_bit_set_hist", c_uint64 * XOR_BITS),
+                ("candidate_low_bit_hist", c_uint64 * XOR_BITS)]
 
 
 class SignatureSums(Structure):

@@ -79,6 +79,11 @@ class Signature:
     #: reads them.
     xor_top_bit_hist: list
     xor_top_bit_set_hist: list
+    #: Per storage bit b: mismatching pairs whose candidate word (sign bit
+    #: cleared, non-zero) has its lowest set bit at b -- the grid the
+    #: candidate's values lie on (0.2). The Detector names a narrow storage
+    #: format from its lowest non-empty entry.
+    candidate_low_bit_hist: list
     raw: _capi.Signature = dataclasses.field(repr=False, compare=False)
 
     @classmethod
@@ -94,7 +99,8 @@ class Signature:
                    xor_bit_hist=list(s.xor_bit_hist),
                    xor_popcount_hist=list(s.xor_popcount_hist),
                    xor_top_bit_hist=list(s.xor_top_bit_hist),
-                   xor_top_bit_set_hist=list(s.xor_top_bit_set_hist), raw=copy, **plain)
+                   xor_top_bit_set_hist=list(s.xor_top_bit_set_hist),
+                   candidate_low_bit_hist=list(s.candidate_low_bit_hist), raw=copy, **plain)
 
     def _metric(self, fn) -> float:
         out = c_double()
