@@ -1,5 +1,5 @@
 // The argument checks and caller-buffer contracts that every entry point
-// shares, whether the C layer (bindings/c) runs them before forwarding or the
+// shares, whether the C layer runs them before forwarding or the
 // core runs them on what it is handed (detect_from_c, compare_checkpoints,
 // require_struct). One wording for each failure: "argument 'x' is NULL".
 #pragma once
