@@ -426,8 +426,14 @@ bool Rules::noise_floor() {
   }
   // Beyond the rounding allowance and still noise-like: for a reduction any
   // effective precision below the golden's; otherwise at least 3 bits lost.
+  // Noise-like: for a reduction normwise (eff >= 1 from the relative L2 error
+  // is ||c - g|| <= 0.14 ||g||): where its terms cancel, most outputs can be
+  // small beside the terms and carry large relative errors (a batch norm's
+  // input gradient over 2 values per channel is such a difference) without
+  // the result as a whole being lost; otherwise fewer than half the
+  // mismatches 1/4 or more off.
   const bool reduced = !rounding && bulk > 0 && eff >= 1 && eff <= F.p - (F.k_bound ? 1 : 3) &&
-                       static_cast<double>(rel_big) < 0.5 * n;
+                       (F.k_bound || static_cast<double>(rel_big) < 0.5 * n);
   const bool floor = rounding || reduced;
   if (floor && outlier) {
     // The outlier's bits above the noise band tell one flip from several.
@@ -479,6 +485,7 @@ bool Rules::noise_floor() {
     }
     return true;
   }
+  if (reduced && !outlier && varying_scale(eff, bulk_l2, bulk)) return true;
   if (reduced) {
     auto& v = B.add(PEAT_ERROR_MODEL_REDUCED_PRECISION, 0.85, static_cast<int64_t>(bulk));
     v.effective_mantissa_bits = eff;
@@ -515,6 +522,41 @@ void Rules::garbage_or_unknown() {
     evidence(v, "no sufficient condition held: {} mismatches, relative L2 {:.3g}, {} of them >= 4 ULP apart", F.n,
              rel_l2, far);
   }
+}
+
+// ---- 12' SCALING by a factor that varies over the output ----------------------------
+// An error beyond the rounding allowance whose c/g lies on one side of 1 in
+// every well-conditioned pair is a systematic factor, not lost precision:
+// rounding to nearest at any precision (narrow inputs, a narrow accumulator,
+// another order) moves values up and down alike, so n pairs all on one side
+// have probability 2^-n under it. A factor that differs per row or channel
+// (a normalisation with another epsilon, a scale computed in another way)
+// gives exactly this. Truncation to a narrow format is one-sided too, but its
+// values lie on that format's grid: the candidate must carry more mantissa
+// bits than any narrow format keeps (Features::grid_bits). Needs >= 32 ratio
+// pairs covering at least half the mismatches, no sign change and
+// |mean c/g - 1| >= 16 u_s.
+bool Rules::varying_scale(double eff, double bulk_l2, uint64_t bulk) {
+  const peat_signature_t& s = s_;
+  const int grid = F.grid_bits();
+  if (grid < 0 || on_narrow_grid(grid)) return false;
+  if (!(s.ratio_count >= 32 && static_cast<double>(s.ratio_count) >= 0.5 * n && s.sign_flip_count == 0 &&
+        s.ratio_min > 0 && (s.ratio_min >= 1 || s.ratio_max <= 1)))
+    return false;
+  const double mean = analyzer::sums_of(s).ratio_mean;
+  if (!(std::isfinite(mean) && std::fabs(mean - 1) >= 16 * F.u_store)) return false;
+  auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 0.8, static_cast<int64_t>(bulk));
+  v.alpha = mean;
+  v.effective_mantissa_bits = eff;
+  evidence(v, "c/g {} 1 in all {} well-conditioned pairs (range [{:.6g}, {:.6g}], mean {:.6g}): a factor that varies "
+              "over the output (per row or channel, e.g. a normalisation with another epsilon); rounding moves values "
+              "both ways, all on one side by chance 2^-{}",
+           s.ratio_min >= 1 ? ">=" : "<=", s.ratio_count, s.ratio_min, s.ratio_max, mean, s.ratio_count);
+  evidence(v, "{}; not a truncation to a narrow format", grid_evidence());
+  evidence(v, "relative L2 {:.3g} beyond the rounding allowance ({:.1f} effective mantissa bits if read as noise)",
+           bulk_l2, eff);
+  set_spatial(v, sp);
+  return true;
 }
 
 }  // namespace peat::impl::detector::rules

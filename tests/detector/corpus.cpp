@@ -902,7 +902,10 @@ void merged_call_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string
 
 // Real non-GEMM ops: layer norm and softmax over rows of D (REDUCTION, K = D), gelu
 // (ELEMENTWISE); the golden in f32 arithmetic, candidates in float64 (ROUNDING) or on
-// bf16 inputs with a bf16 output (REDUCED_PRECISION, format bf16).
+// bf16 inputs with a bf16 output (REDUCED_PRECISION, format bf16). In f32: a layer
+// norm with another epsilon (1e-3 .. 1e-1 for 1e-5: every row scaled down by its
+// own factor, SCALING) and outputs truncated to bf16 (one-sided as well, but on
+// bf16's grid: REDUCED_PRECISION bf16).
 void non_gemm_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& origin) {
   auto U = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   const int64_t rows = U(2, 32), D = U(16, 512);
@@ -912,13 +915,22 @@ void non_gemm_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& o
   for (auto& v : x) v = store(nd(rng), dt);
   auto bf = [](double v) { return round_to(v, PEAT_FORMAT_BF16); };
   auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  auto truncate_bf16 = [](double v) {  // round toward zero to bf16
+    float w = static_cast<float>(v);
+    uint32_t u;
+    std::memcpy(&u, &w, 4);
+    u &= 0xFFFF0000u;
+    std::memcpy(&w, &u, 4);
+    return static_cast<double>(w);
+  };
+  const double other_eps = std::pow(10.0, static_cast<double>(U(-3, -1)));
   enum Op { LayerNorm, Softmax, Gelu };
   for (Op op : {LayerNorm, Softmax, Gelu}) {
-    std::vector<double> g(x.size()), c64(x.size()), cbf(x.size());
+    std::vector<double> g(x.size()), c64(x.size()), cbf(x.size()), ceps(x.size());
     for (int64_t r = 0; r < rows; ++r) {
       const double* in = &x[static_cast<size_t>(r * D)];
       // f32 arithmetic (every step rounded), float64, and bf16 inputs in f32 arithmetic.
-      auto row = [&](bool wide, bool bf16_in, double* out) {
+      auto row = [&](bool wide, bool bf16_in, double* out, double eps = 1e-5) {
         auto R = [&](double v) { return wide ? v : f(v); };
         auto X = [&](int64_t i) { return bf16_in ? bf(in[i]) : in[i]; };
         if (op == Gelu) {
@@ -928,7 +940,7 @@ void non_gemm_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& o
           for (int64_t i = 0; i < D; ++i) m = R(m + X(i));
           m = R(m / static_cast<double>(D));
           for (int64_t i = 0; i < D; ++i) v = R(v + R(R(X(i) - m) * R(X(i) - m)));
-          const double rs = R(1.0 / R(std::sqrt(R(R(v / static_cast<double>(D)) + 1e-5))));
+          const double rs = R(1.0 / R(std::sqrt(R(R(v / static_cast<double>(D)) + eps))));
           for (int64_t i = 0; i < D; ++i) out[i] = R(R(X(i) - m) * rs);
         } else {
           double mx = -INFINITY, sum = 0;
@@ -942,7 +954,10 @@ void non_gemm_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& o
       row(false, false, &g[static_cast<size_t>(r * D)]);
       row(true, false, &c64[static_cast<size_t>(r * D)]);
       row(false, true, &cbf[static_cast<size_t>(r * D)]);
+      row(false, false, &ceps[static_cast<size_t>(r * D)], other_eps);
     }
+    std::vector<double> ctrunc(g);
+    for (auto& v : ctrunc) v = truncate_bf16(v);
     for (auto& v : g) v = store(v, dt);
     for (auto& v : c64) v = store(v, dt);
     for (auto& v : cbf) v = store(v, dt);
@@ -963,6 +978,9 @@ void non_gemm_cases(Scorer& S, DT dt, std::mt19937_64& rng, const std::string& o
     };
     add(c64, "float64 recompute", PEAT_ERROR_MODEL_ROUNDING, -1);
     if (dt == DT::F32) add(cbf, "bf16", PEAT_ERROR_MODEL_REDUCED_PRECISION, PEAT_FORMAT_BF16);
+    if (dt == DT::F32) add(ctrunc, "truncated to bf16", PEAT_ERROR_MODEL_REDUCED_PRECISION, PEAT_FORMAT_BF16);
+    if (dt == DT::F32 && op == LayerNorm)
+      add(ceps, ("epsilon 1e" + std::to_string(static_cast<int>(std::lround(std::log10(other_eps))))).c_str(), PEAT_ERROR_MODEL_SCALING, -1);
   }
 }
 

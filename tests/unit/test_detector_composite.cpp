@@ -551,3 +551,87 @@ TEST_CASE("GARBAGE states the condition that held", "[detector][composite]") {
         std::string::npos);
   CHECK(first.find(">= 50 %") == std::string::npos);
 }
+
+TEST_CASE("a factor varying per row is SCALING (a layer norm with another epsilon), truncation to bf16, one-sided "
+          "too, stays REDUCED_PRECISION on its grid", "[detector][scaling]") {
+  const int64_t rows = 24, D = 96;
+  auto x = normal(static_cast<size_t>(rows * D), 31);
+  for (auto& v : x) v = 0.3f * v + 0.1f;  // variance ~0.09 per row
+  auto layer_norm = [&](float eps) {
+    std::vector<float> out(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* in = &x[static_cast<size_t>(r * D)];
+      float m = 0, v = 0;
+      for (int64_t i = 0; i < D; ++i) m += in[i];
+      m /= static_cast<float>(D);
+      for (int64_t i = 0; i < D; ++i) v += (in[i] - m) * (in[i] - m);
+      const float rs = 1.0f / std::sqrt(v / static_cast<float>(D) + eps);
+      for (int64_t i = 0; i < D; ++i) out[static_cast<size_t>(r * D + i)] = (in[i] - m) * rs;
+    }
+    return out;
+  };
+  auto g = layer_norm(1e-5f);
+  {
+    auto c = layer_norm(1e-3f);  // each row scaled down by its own factor sqrt((v + 1e-5) / (v + 1e-3))
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g[i] != 0) {
+        lo = std::min(lo, static_cast<double>(c[i]) / g[i]);
+        hi = std::max(hi, static_cast<double>(c[i]) / g[i]);
+      }
+    REQUIRE(hi <= 1.0);
+    REQUIRE(hi - lo > 1e-4);  // no constant factor: rule 5 does not apply
+    const Result r = judge(g, c, rows, D, PEAT_OP_KIND_REDUCTION, D);
+    INFO(text(r.det));
+    REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_SCALING);
+    CHECK(r.det.verdicts[0].alpha < 1.0);
+    CHECK(r.det.verdicts[0].alpha >= lo);
+    CHECK(r.det.verdicts[0].alpha <= hi);
+    CHECK(std::string(r.det.verdicts[0].evidence[0]).find("c/g <= 1 in all " + std::to_string(r.sig.ratio_count)) !=
+          std::string::npos);
+    CHECK(r.sig.ratio_max == hi);
+  }
+  {
+    auto c = g;  // round toward zero to bf16: |c| <= |g| everywhere, every value on bf16's grid
+    for (auto& v : c) v = from_bits(bits(v) & 0xFFFF0000u);
+    const Result r = judge(g, c, rows, D, PEAT_OP_KIND_REDUCTION, D);
+    INFO(text(r.det));
+    REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+    CHECK(r.det.verdicts[0].nearest_format == PEAT_FORMAT_BF16);
+  }
+}
+
+TEST_CASE("a reduction whose outputs cancel: bf16 inputs are REDUCED_PRECISION judged normwise, though most "
+          "outputs are 1/4 or more off", "[detector][cancellation]") {
+  // g = a + b over K = 2 terms of size ~1, a = 1 + d: in 7 of 8 rows b = -1
+  // and the sum is the small difference d (4.2e-3 <= |d| <= 6e-3), in the 8th
+  // b = +1 and it is ~2 (a batch norm's input gradient over 2 values per
+  // channel is such a difference). Inputs rounded to bf16 (nearest even,
+  // spacing 2^-7 at 1) turn each d into +-2^-7, 30-90 % off, and keep the ~2.
+  const int64_t rows = 32, cols = 64;
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<float> ud(4.2e-3f, 6e-3f);
+  auto bf16 = [](float x) {
+    uint32_t b = bits(x);
+    b = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+    return from_bits(b);
+  };
+  std::vector<float> g(static_cast<size_t>(rows * cols)), c(g.size());
+  size_t mismatches = 0, far = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const float a = 1.0f + (rng() % 2 ? ud(rng) : -ud(rng)), b = i % 8 == 7 ? 1.0f : -1.0f;
+      const size_t e = static_cast<size_t>(i * cols + j);
+      g[e] = a + b;
+      c[e] = bf16(a) + bf16(b);
+      REQUIRE(c[e] != 0);
+      if (c[e] == g[e]) continue;
+      ++mismatches;
+      if (std::fabs(c[e] - g[e]) >= 0.25 * std::fabs(g[e])) ++far;
+    }
+  REQUIRE(far >= mismatches / 2);  // per element, most have lost everything
+  const Result r = judge(g, c, rows, cols, PEAT_OP_KIND_REDUCTION, 2);
+  INFO(text(r.det));
+  REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
+  CHECK(r.det.verdicts[0].effective_mantissa_bits > 4);
+}
