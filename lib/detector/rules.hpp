@@ -87,6 +87,7 @@ class Rules {
   bool dropped_over_floor();
   bool outliers_over_floor();
   bool noise_floor();
+  bool one_sided_factor() const;
   bool varying_scale(double eff, double bulk_l2, uint64_t bulk);
   void garbage_or_unknown();
 };

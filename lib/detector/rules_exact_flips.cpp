@@ -180,22 +180,22 @@ bool Rules::bitflip_multi_sparse() {
   const peat_signature_t& s = s_;
   // "Far" for a reduction: beyond what its rounding may move a value, K u / u_s
   // ULP (gamma_K relative to |g|, one ULP being >= u_s |g|), at least 4 ULP.
-  uint64_t far = this->far;
+  uint64_t far_k = far;
   if (F.k_bound) {
     uint64_t d = 4;
     const double lim = static_cast<double>(F.K) * F.u_op / F.u_store;
     while (static_cast<double>(d) < lim && d < (uint64_t{1} << 62)) d <<= 1;
-    far = F.ulp_at_least(d);
+    far_k = F.ulp_at_least(d);
   }
   if (!(!rounding_sized && F.popcount_at_most(4) == F.nb &&
-        ((far >= 2 && static_cast<double>(far) >= 0.5 * n) || (F.n == 1 && far == 1)) &&
+        ((far_k >= 2 && static_cast<double>(far_k) >= 0.5 * n) || (F.n == 1 && far_k == 1)) &&
         n <= std::max(16.0, 0.01 * N)))
     return false;
   auto& v = B.add(PEAT_ERROR_MODEL_BITFLIP_MULTI, 0.9, static_cast<int64_t>(F.nb));
   v.first_index = sp.present ? sp.first : s.max_abs_error_index;
   evidence(v, "{} of {} pairs differ, each in at most 4 bits ({} in 1, {} in 2)", F.nb, s.count,
            s.xor_popcount_hist[1], s.xor_popcount_hist[2]);
-  evidence(v, "{} of them beyond rounding ({} ULP or more apart, >= 50 %)", far,
+  evidence(v, "{} of them beyond rounding ({} ULP or more apart, >= 50 %)", far_k,
            F.k_bound ? std::max<uint64_t>(4, uint64_t{1} << static_cast<int>(std::ceil(std::log2(std::max(
                            4.0, static_cast<double>(F.K) * F.u_op / F.u_store)))))
                      : uint64_t{4});

@@ -261,7 +261,7 @@ bool Rules::outliers_over_floor() {
     lowest = b;
     empty = 0;
   }
-  if (floor_top < 0 || k < 2 || static_cast<double>(k) > n / 4 || lowest - 1 < F.p - 5) return false;
+  if (floor_top < 0 || k < 2 || lowest - 1 < F.p - 5) return false;
   // The k pairs' highest differing bits: at or above bit lowest - 2 (a move of
   // >= 2^(lowest-1) ULP changes a bit that high), where the floor's pairs (below
   // 2^floor_top ULP) have none of theirs.
@@ -415,7 +415,8 @@ bool Rules::noise_floor() {
   // keeps (the widest below the golden, + 2): the golden's own arithmetic,
   // amplified by the op's conditioning (x - mean in a norm over few values,
   // sums that cancel), which sqrt(2K) u relative to ||g|| does not include.
-  if (!rounding && F.k_bound && F.nf == 0 && bulk_l2 > 0 && eff > narrow_limit()) {
+  // (Unless the error is one-sided: a systematic factor, rule 12'.)
+  if (!rounding && F.k_bound && F.nf == 0 && bulk_l2 > 0 && eff > narrow_limit() && !(!outlier && one_sided_factor())) {
     rounding = true;
     why = fmt::format("effective mantissa bits {:.1f} > {} (the widest format narrower than {}, + 2): the op's own "
                       "rounding, ill-conditioned (relative L2 {:.3g})", eff, narrow_limit(), float_name(F.f), bulk_l2);
@@ -536,7 +537,7 @@ void Rules::garbage_or_unknown() {
 // bits than any narrow format keeps (Features::grid_bits). Needs >= 32 ratio
 // pairs covering at least half the mismatches, no sign change and
 // |mean c/g - 1| >= 16 u_s.
-bool Rules::varying_scale(double eff, double bulk_l2, uint64_t bulk) {
+bool Rules::one_sided_factor() const {
   const peat_signature_t& s = s_;
   const int grid = F.grid_bits();
   if (grid < 0 || on_narrow_grid(grid)) return false;
@@ -544,7 +545,12 @@ bool Rules::varying_scale(double eff, double bulk_l2, uint64_t bulk) {
         s.ratio_min > 0 && (s.ratio_min >= 1 || s.ratio_max <= 1)))
     return false;
   const double mean = analyzer::sums_of(s).ratio_mean;
-  if (!(std::isfinite(mean) && std::fabs(mean - 1) >= 16 * F.u_store)) return false;
+  return std::isfinite(mean) && std::fabs(mean - 1) >= 16 * F.u_store;
+}
+bool Rules::varying_scale(double eff, double bulk_l2, uint64_t bulk) {
+  const peat_signature_t& s = s_;
+  if (!one_sided_factor()) return false;
+  const double mean = analyzer::sums_of(s).ratio_mean;
   auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 0.8, static_cast<int64_t>(bulk));
   v.alpha = mean;
   v.effective_mantissa_bits = eff;

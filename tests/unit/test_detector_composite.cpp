@@ -570,6 +570,19 @@ TEST_CASE("a factor varying per row is SCALING (a layer norm with another epsilo
     }
     return out;
   };
+  {
+    // rows of variance ~9: eps 1e-3 moves each row by ~5.6e-5 (~12 effective
+    // bits, more than fp16 or tf32 keep), still one-sided: not the op's own
+    // rounding amplified (rule 11's last allowance), SCALING
+    const auto x0 = x;
+    for (auto& v : x) v = 10.0f * (v - 0.1f);
+    auto gw = layer_norm(1e-5f), cw = layer_norm(1e-3f);
+    x = x0;
+    const Result r = judge(gw, cw, rows, D, PEAT_OP_KIND_REDUCTION, D);
+    INFO(text(r.det));
+    REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_SCALING);
+    CHECK(r.det.verdicts[0].effective_mantissa_bits > 12);
+  }
   auto g = layer_norm(1e-5f);
   {
     auto c = layer_norm(1e-3f);  // each row scaled down by its own factor sqrt((v + 1e-5) / (v + 1e-3))
@@ -634,4 +647,29 @@ TEST_CASE("a reduction whose outputs cancel: bf16 inputs are REDUCED_PRECISION j
   INFO(text(r.det));
   REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_REDUCED_PRECISION);
   CHECK(r.det.verdicts[0].effective_mantissa_bits > 4);
+}
+
+TEST_CASE("composite: more flips than floor pairs over a rounding floor are BITFLIP_MULTI, not GARBAGE",
+          "[detector][composite]") {
+  // Two outputs 1 ULP off (another order, where it mattered), each through a
+  // carry that changes 6 low bits (so no "every pair in <= 4 bits", rule 10),
+  // and five with a different exponent bit flipped each: the flips outnumber
+  // the floor, but lie 2^20 ULP and more above it, each differing in one bit
+  const int64_t M = 32, N = 32, K = 64;
+  auto g = gemm(normal(static_cast<size_t>(M * K), 51), normal(static_cast<size_t>(K * N), 52), M, N, K, false);
+  auto c = g;
+  int carried = 0;
+  for (size_t i = 0; i < 1000 && carried < 2; ++i)
+    if ((bits(c[i]) & 0x1Fu) == 0x1Fu) c[i] = from_bits(bits(c[i]) + 1), ++carried;
+  REQUIRE(carried == 2);
+  const int flips[5] = {23, 24, 25, 26, 27};
+  const size_t at[5] = {1001, 1005, 1010, 1015, 1020};  // not among the carried ones (< 1000)
+  for (int i = 0; i < 5; ++i) c[at[i]] = from_bits(bits(c[at[i]]) ^ (1u << flips[i]));
+  const Result r = judge(g, c, M, N, PEAT_OP_KIND_GEMM, K);
+  INFO(text(r.det));
+  REQUIRE(r.det.mismatches == 7);
+  REQUIRE(r.det.verdicts[0].model == PEAT_ERROR_MODEL_BITFLIP_MULTI);
+  CHECK(r.det.verdicts[0].elements == 5);
+  REQUIRE(r.det.verdict_count >= 2);
+  CHECK(r.det.verdicts[1].model == PEAT_ERROR_MODEL_ROUNDING);
 }
