@@ -41,3 +41,10 @@ PY
 python3 "$here/../record.py" detector --metric detector_detect_ns --value "$detect" --unit ns \
   --baseline "$copy" --ratio "$(python3 -c "print($detect / $copy)")" --target "report" \
   --note "one peat_detect call with a 64x64 spatial map, CPU time, median of 5; baseline: copying the signature"
+# The per-call verdicts on real training (ResNet-18 and the example LM, one
+# step each), op by op, when Debian's torch and torchvision are installed.
+if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+  PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
+    PEAT_CANDIDATES_LIBRARY="$build/examples/candidates/libpeat_candidates.so" \
+    /usr/bin/python3 -W ignore "$here/model_verdict_tables.py"
+fi
