@@ -19,7 +19,6 @@ import pathlib
 import sys
 import tempfile
 
-import numpy as np
 import torch
 
 import peat
@@ -37,26 +36,7 @@ def _tests_module():
 
 def _traces(mod, tmp):
     """The two traces, recorded as the tests' fixtures record them."""
-    class Factory:
-        def mktemp(self, name):
-            p = pathlib.Path(tmp) / name
-            p.mkdir()
-            return p
-    f = Factory()
-    return {"ResNet-18": mod.resnet_trace.__wrapped__(f), "LM": mod.lm_trace.__wrapped__(f)}
-
-
-def _other_eps(func, args, kwargs):
-    if "native_layer_norm" in str(func) and "backward" not in str(func):
-        args = list(args)
-        args[4] = 1e-3
-    return func(*args, **kwargs)
-
-
-def _one_flip(inputs, outputs, call):
-    pt.playback_candidate()(inputs, outputs, call)
-    peat.inject(peat.InjectSpec("bitflip", field="exponent", count=1), outputs[0], seed=call.step + 7, op=0,
-                call=call.call_index)
+    return {"ResNet-18": mod.record_resnet(pathlib.Path(tmp)), "LM": mod.record_lm(pathlib.Path(tmp))}
 
 
 def _table(path, candidate, glob):
@@ -90,8 +70,8 @@ def main():
     candidates = [
         ("float64 (torch)", pt.playback_candidate(pt.float64_candidate()), "*"),
         ("bf16 autocast (torch)", pt.playback_candidate(pt.autocast_candidate(torch.bfloat16)), "*"),
-        ("layer norm eps 1e-3 for 1e-5", pt.playback_candidate(_other_eps), "*aten::native_layer_norm"),
-        ("one exponent flip per call", _one_flip, "*aten::convolution"),
+        ("layer norm eps 1e-3 for 1e-5", pt.playback_candidate(mod.layer_norm_other_eps), "*aten::native_layer_norm"),
+        ("one exponent flip per call", mod.one_exponent_flip, "*aten::convolution"),
     ]
     if so:
         for k in ("bf16", "tf32", "fp16acc", "stuck_bit27", "tile_drop"):
@@ -109,5 +89,4 @@ def main():
 
 
 if __name__ == "__main__":
-    np.seterr(all="ignore")
     main()

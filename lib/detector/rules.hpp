@@ -13,6 +13,7 @@
 #include <peat/detector.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace peat::impl::detector::rules {
@@ -87,8 +88,8 @@ class Rules {
   bool dropped_over_floor();
   bool outliers_over_floor();
   bool noise_floor();
-  bool one_sided_factor() const;
-  bool varying_scale(double eff, double bulk_l2, uint64_t bulk);
+  std::optional<double> one_sided_factor() const;  // mean c/g of a one-sided error (rule 12')
+  void varying_scale(double mean, double eff, double bulk_l2, uint64_t bulk);
   void garbage_or_unknown();
 };
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace peat::impl::detector::rules {
@@ -416,7 +417,8 @@ bool Rules::noise_floor() {
   // amplified by the op's conditioning (x - mean in a norm over few values,
   // sums that cancel), which sqrt(2K) u relative to ||g|| does not include.
   // (Unless the error is one-sided: a systematic factor, rule 12'.)
-  if (!rounding && F.k_bound && F.nf == 0 && bulk_l2 > 0 && eff > narrow_limit() && !(!outlier && one_sided_factor())) {
+  const std::optional<double> factor = outlier ? std::nullopt : one_sided_factor();
+  if (!rounding && F.k_bound && F.nf == 0 && bulk_l2 > 0 && eff > narrow_limit() && !factor) {
     rounding = true;
     why = fmt::format("effective mantissa bits {:.1f} > {} (the widest format narrower than {}, + 2): the op's own "
                       "rounding, ill-conditioned (relative L2 {:.3g})", eff, narrow_limit(), float_name(F.f), bulk_l2);
@@ -486,7 +488,10 @@ bool Rules::noise_floor() {
     }
     return true;
   }
-  if (reduced && !outlier && varying_scale(eff, bulk_l2, bulk)) return true;
+  if (reduced && factor) {
+    varying_scale(*factor, eff, bulk_l2, bulk);
+    return true;
+  }
   if (reduced) {
     auto& v = B.add(PEAT_ERROR_MODEL_REDUCED_PRECISION, 0.85, static_cast<int64_t>(bulk));
     v.effective_mantissa_bits = eff;
@@ -537,20 +542,19 @@ void Rules::garbage_or_unknown() {
 // bits than any narrow format keeps (Features::grid_bits). Needs >= 32 ratio
 // pairs covering at least half the mismatches, no sign change and
 // |mean c/g - 1| >= 16 u_s.
-bool Rules::one_sided_factor() const {
+std::optional<double> Rules::one_sided_factor() const {
   const peat_signature_t& s = s_;
   const int grid = F.grid_bits();
-  if (grid < 0 || on_narrow_grid(grid)) return false;
+  if (grid < 0 || on_narrow_grid(grid)) return std::nullopt;
   if (!(s.ratio_count >= 32 && static_cast<double>(s.ratio_count) >= 0.5 * n && s.sign_flip_count == 0 &&
         s.ratio_min > 0 && (s.ratio_min >= 1 || s.ratio_max <= 1)))
-    return false;
+    return std::nullopt;
   const double mean = analyzer::sums_of(s).ratio_mean;
-  return std::isfinite(mean) && std::fabs(mean - 1) >= 16 * F.u_store;
+  if (!(std::isfinite(mean) && std::fabs(mean - 1) >= 16 * F.u_store)) return std::nullopt;
+  return mean;
 }
-bool Rules::varying_scale(double eff, double bulk_l2, uint64_t bulk) {
+void Rules::varying_scale(double mean, double eff, double bulk_l2, uint64_t bulk) {
   const peat_signature_t& s = s_;
-  if (!one_sided_factor()) return false;
-  const double mean = analyzer::sums_of(s).ratio_mean;
   auto& v = B.add(PEAT_ERROR_MODEL_SCALING, 0.8, static_cast<int64_t>(bulk));
   v.alpha = mean;
   v.effective_mantissa_bits = eff;
@@ -562,7 +566,6 @@ bool Rules::varying_scale(double eff, double bulk_l2, uint64_t bulk) {
   evidence(v, "relative L2 {:.3g} beyond the rounding allowance ({:.1f} effective mantissa bits if read as noise)",
            bulk_l2, eff);
   set_spatial(v, sp);
-  return true;
 }
 
 }  // namespace peat::impl::detector::rules

@@ -37,17 +37,16 @@ def _record(tmp_path, model, batch, loss_fn, name):
     return path
 
 
-@pytest.fixture(scope="module")
-def resnet_trace(tmp_path_factory):
+def record_resnet(directory):
+    """One training step of the ResNet-18 recorded into `directory`; its path."""
     torch.manual_seed(0)
     model = torchvision.models.resnet18(num_classes=10)
     x, y = torch.randn(2, 3, 32, 32), torch.tensor([1, 3])
-    return _record(tmp_path_factory.mktemp("resnet"), model, (x, y),
-                   lambda m, b: F.cross_entropy(m(b[0]), b[1]), "resnet18")
+    return _record(directory, model, (x, y), lambda m, b: F.cross_entropy(m(b[0]), b[1]), "resnet18")
 
 
-@pytest.fixture(scope="module")
-def lm_trace(tmp_path_factory):
+def record_lm(directory):
+    """One training step of the example LM recorded into `directory`; its path."""
     spec = importlib.util.spec_from_file_location("language_chars", EXAMPLES / "language_chars.py")
     lc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lc)
@@ -55,9 +54,36 @@ def lm_trace(tmp_path_factory):
     vocab, context = 40, 32
     model = lc.CharTransformer(vocab, context=context)
     idx = torch.randint(0, vocab, (2, context + 1))
-    return _record(tmp_path_factory.mktemp("lm"), model, idx,
+    return _record(directory, model, idx,
                    lambda m, b: F.cross_entropy(m(b[:, :-1]).reshape(-1, vocab), b[:, 1:].reshape(-1)),
                    "chars")
+
+
+@pytest.fixture(scope="module")
+def resnet_trace(tmp_path_factory):
+    return record_resnet(tmp_path_factory.mktemp("resnet"))
+
+
+@pytest.fixture(scope="module")
+def lm_trace(tmp_path_factory):
+    return record_lm(tmp_path_factory.mktemp("lm"))
+
+
+def one_exponent_flip(inputs, outputs, call):
+    """Playback candidate: the op replayed, then one exponent bit of output 0
+    flipped (another element in every call)."""
+    pt.playback_candidate()(inputs, outputs, call)
+    truth = peat.inject(peat.InjectSpec("bitflip", field="exponent", count=1), outputs[0],
+                        seed=call.step + 7, op=0, call=call.call_index)
+    assert truth.changed == 1
+
+
+def layer_norm_other_eps(func, args, kwargs):
+    """Dispatch-mode candidate: native_layer_norm with eps 1e-3."""
+    if "native_layer_norm" in str(func) and "backward" not in str(func):
+        args = list(args)
+        args[4] = 1e-3
+    return func(*args, **kwargs)
 
 
 def _verdicts(path, candidate, glob="*"):
@@ -132,13 +158,7 @@ def test_stuck_bit27_over_a_float64_floor_is_stuck_at(resnet_trace):
 
 
 def test_one_flip_per_call_is_bitflip_single_in_every_call(resnet_trace):
-    def flipped(inputs, outputs, call):
-        pt.playback_candidate()(inputs, outputs, call)
-        truth = peat.inject(peat.InjectSpec("bitflip", field="exponent", count=1), outputs[0],
-                            seed=call.step + 7, op=0, call=call.call_index)
-        assert truth.changed == 1
-
-    _, per_call = _verdicts(resnet_trace, flipped, "*aten::convolution")
+    _, per_call = _verdicts(resnet_trace, one_exponent_flip, "*aten::convolution")
     assert len(per_call) >= 10
     for name, v in per_call.items():
         assert v.top == "BITFLIP_SINGLE" and v.counts["BITFLIP_SINGLE"] == v.records, (name, v.describe())
@@ -231,13 +251,7 @@ def test_layer_norm_with_another_epsilon_is_a_varying_scale(lm_trace):
     # eps 1e-3 for the recorded 1e-5: every row scaled down by its own factor
     # sqrt((var + 1e-5) / (var + 1e-3)), values at f32's full precision -- no
     # lost precision (rule 12' in docs/error-models.md)
-    def other_eps(func, args, kwargs):
-        if "native_layer_norm" in str(func) and "backward" not in str(func):
-            args = list(args)
-            args[4] = 1e-3
-        return func(*args, **kwargs)
-
-    rows, _ = _verdicts(lm_trace, pt.playback_candidate(other_eps), "*aten::native_layer_norm")
+    rows, _ = _verdicts(lm_trace, pt.playback_candidate(layer_norm_other_eps), "*aten::native_layer_norm")
     print(_table(rows))
     assert rows
     for op, kind, k, det in rows:

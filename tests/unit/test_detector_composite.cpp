@@ -2,6 +2,8 @@
 // for few-output reductions, normwise rounding for ops without a K, and the
 // format names. Each case is built here and its expected numbers computed
 // from the construction.
+#include "backends/common/float_bits.h"
+
 #include <catch2/catch.hpp>
 
 #include <peat/peat.h>
@@ -624,11 +626,7 @@ TEST_CASE("a reduction whose outputs cancel: bf16 inputs are REDUCED_PRECISION j
   const int64_t rows = 32, cols = 64;
   std::mt19937_64 rng(41);
   std::uniform_real_distribution<float> ud(4.2e-3f, 6e-3f);
-  auto bf16 = [](float x) {
-    uint32_t b = bits(x);
-    b = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
-    return from_bits(b);
-  };
+  auto bf16 = [](float x) { return peat::hd::bf16_to_float(peat::hd::float_to_bf16(x)); };
   std::vector<float> g(static_cast<size_t>(rows * cols)), c(g.size());
   size_t mismatches = 0, far = 0;
   for (int64_t i = 0; i < rows; ++i)
