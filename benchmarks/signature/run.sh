@@ -13,10 +13,14 @@
 # the split and window adds of two halves, the ratio-pair compare), 1.6 per
 # element (34 per vector when a block misses a test and goes vector by
 # vector, counted as 26 here, so the sparse figure is a lower bound); the
-# full path about 20 per element. A block of 16 pairs with any differing pair takes the full path
-# (full_vector_share, measured on the data). The achieved operations per
-# cycle divide that by the cycles per element of the 1-thread runs (CPU
-# time times the clock BM_CoreClock measures).
+# full path about 20 per element. A vector of 16 pairs with a few differing
+# pairs (at most 4) is split: its equal pairs cost the per-vector equal path
+# (about 34 operations) and the split itself about 24 more (the ordinary-pair
+# test, counts, three compresses and stores), and each differing pair costs
+# the full path's 20 once the stage holds 16 of them (full_vector_share: the
+# vectors holding a differing pair; bitwise_mismatches: the pairs). The
+# achieved operations per cycle divide that by the cycles per element of the
+# 1-thread runs (CPU time times the clock BM_CoreClock measures).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -64,15 +68,19 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
 n = int(sys.argv[2])
 clocks = [b["adds"] / (b["cpu_time"] * 1e-3) for b in runs["BM_CoreClock"]]  # cycles per second
 clock = statistics.median(clocks)
-EQUAL, FULL = 26 / 16, 20.0
+EQUAL, FULL, SPLIT = 26 / 16, 20.0, (34 + 24) / 16
 print(f"core clock {clock / 1e9:.2f} GHz (dependent adds, CPU time; {min(clocks) / 1e9:.2f}..{max(clocks) / 1e9:.2f})")
 for name, label in (("BM_Signature1Thread", "rounding-level"), ("BM_SignatureSparse1Thread", "sparse (1 % differing)"),
                     ("BM_SignatureIdentical1Thread", "identical")):
     share = runs[name][0]["full_vector_share"]
-    ops = share * (FULL + 2 / 16) + (1 - share) * EQUAL
+    if name == "BM_Signature1Thread":  # every vector whole on the full path
+        ops, how = share * (FULL + 2 / 16) + (1 - share) * EQUAL, "on the full path"
+    else:  # vectors with a differing pair split, the differing pairs staged
+        staged = runs[name][0]["bitwise_mismatches"] / n
+        ops, how = share * SPLIT + (1 - share) * EQUAL + staged * FULL, f"split ({staged:.4f} of pairs staged)"
     cyc = sorted(b["cpu_time"] * 1e-3 * clock / n for b in runs[name])
     med = statistics.median(cyc)
-    print(f"{label}: {share:.3f} of vectors on the full path, about {ops:.1f} vector ops/element, "
+    print(f"{label}: {share:.3f} of vectors {how}, about {ops:.1f} vector ops/element, "
           f"{med:.2f} cycles/element on 1 thread ({cyc[0]:.2f}..{cyc[-1]:.2f}) -> about {ops / med:.2f} ops/cycle "
           f"({ops / cyc[-1]:.2f}..{ops / cyc[0]:.2f})")
 PY

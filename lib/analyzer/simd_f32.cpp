@@ -27,15 +27,17 @@ namespace peat::impl::analyzer {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+constexpr int64_t kRegimeSwitch = kFastRegimeSwitch;  // vectors (see Fast below)
+
 // The kernel over words of type W for kKind 0: f32 (uint32_t words); 1: bf16
 // (uint16_t, the top half of an f32: widened by a 16-bit shift, its ULP
 // distance is the f32 one shifted right by 16, its bits are the f32 bits
 // 16..31); 2: f16 (uint16_t; only normal f16 values are ordinary: widened to
 // f32 by rebiasing the exponent, their ULP distance is the f32 one shifted
 // right by 13, and the XOR is taken of the f16 words themselves).
-template <int kKind, typename W>
-HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
-                         const F32FastParams& p, F32FastState& s) {
+template <int kKind, typename W, bool kStage>
+HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
+                           const F32FastParams& p, F32FastState& s) {
 #if HWY_TARGET == HWY_SCALAR
   // One lane cannot be split into halves: the scalar path does everything.
   (void)g, (void)c, (void)n, (void)index0, (void)p, (void)s;
@@ -94,143 +96,50 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     std::memcpy(&ratio_bits, &rm, 4);
     if (!(rm > 0)) ratio_bits = 1;
   }
-  int64_t i = 0;
-  for (; i + N <= n; i += N) {
-    // Blocks of kBlock bitwise-equal vectors (f32, bf16): one OR of XORs
-    // tests them, one maximum of |g| screens finiteness and gives max |g|,
-    // and the window test of g*g is done per lane with no branch until the
-    // end of the block. A block that misses any test (or comes before the
-    // maxima and the g*g window are placed) goes vector by vector below,
-    // which accounts for it exactly as well: this only saves operations.
-    if constexpr (!kF16) {
-      constexpr int kBlock = 4;
-      while (have_equal_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 && i + kBlock * N <= n) {
-        VU gbk[kBlock], diff = hn::Zero(du);
-        for (int k = 0; k < kBlock; ++k) {
-          VU cbk;
-          if constexpr (kBF16) {
-            const hn::Rebind<uint16_t, decltype(du)> d16;
-            gbk[k] = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, g + i + k * N)));
-            cbk = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, c + i + k * N)));
-          } else {
-            gbk[k] = hn::LoadU(du, g + i + k * N);
-            cbk = hn::LoadU(du, c + i + k * N);
-          }
-          diff = hn::Or(diff, hn::Xor(gbk[k], cbk));
-        }
-        if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) break;
-        VU gak[kBlock], mx = hn::Zero(du);
-        auto in_window = hn::Eq(mx, mx);  // all true
-        const VU lo_bits = hn::Set(du, win.equal_lo_bits), span_bits = hn::Set(du, win.equal_span_bits);
-        for (int k = 0; k < kBlock; ++k) {
-          gak[k] = hn::And(gbk[k], abs_mask);
-          mx = hn::Max(mx, gak[k]);
-          in_window = hn::And(in_window, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
-                                                hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
-        }
-        // In the window implies finite (its exponents stop below 255).
-        if (!hn::AllTrue(du, in_window) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) break;
-        win.make_room(dd, kBlock);
-        for (int k = 0; k < kBlock; ++k) {
-          const auto gfk = hn::BitCast(df, gbk[k]);
-          const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
-          win.add_equal_unchecked(dd, hn::Mul(g_lo, g_lo));
-          win.add_equal_unchecked(dd, hn::Mul(g_hi, g_hi));
-          equal_ratio += hn::CountTrue(du, hn::Not(hn::Lt(gak[k], hn::Set(du, ratio_bits))));
-        }
-        win.pending += kBlock;
-        vmax_g = hn::Max(vmax_g, hn::BitCast(df, mx));
-        equal_count += static_cast<uint64_t>(kBlock * N);
-        i += kBlock * N;
-      }
-      if (i + N > n) break;
-    }
-    VU gb, cb, graw, craw;
-    if constexpr (kF16) {
-      const hn::Rebind<uint16_t, decltype(du)> d16;
-      graw = hn::PromoteTo(du, hn::LoadU(d16, g + i));
-      craw = hn::PromoteTo(du, hn::LoadU(d16, c + i));
-      // Normal f16 -> f32 bits: sign to bit 31, exponent + 112, mantissa << 13.
-      const VU rebias = hn::Set(du, 0x38000000u), m15 = hn::Set(du, 0x7FFFu), s16 = hn::Set(du, 0x8000u);
-      gb = hn::Or(hn::ShiftLeft<16>(hn::And(graw, s16)), hn::Add(hn::ShiftLeft<13>(hn::And(graw, m15)), rebias));
-      cb = hn::Or(hn::ShiftLeft<16>(hn::And(craw, s16)), hn::Add(hn::ShiftLeft<13>(hn::And(craw, m15)), rebias));
-    } else if constexpr (kBF16) {
-      const hn::Rebind<uint16_t, decltype(du)> d16;
-      gb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, g + i)));
-      cb = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, c + i)));
-    } else {
-      gb = hn::LoadU(du, g + i);
-      cb = hn::LoadU(du, c + i);
-    }
-    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
-    const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
+  // ---- The pieces of the loop below, written once for its three users. ----
 
-    // Bitwise-equal vector of finite values (normal ones for f16, whose
-    // widening above holds for those only). Such a pair contributes exactly
-    // what classify_pair gives for e = 0: count and finite count, ULP,
-    // relative-error and popcount bucket 0, no XOR bits, no failure or flag;
-    // the error sums gain zeros and g*g = c*c = g*c goes to those three sums;
-    // the ratio c/g is exactly 1 (d = 0) when g != 0 and |g| >= ratio_min_abs;
-    // |e| = 0 and rel = 0 set the maxima only where none is held yet (the
-    // first finite lane, the first lane with g != 0: lowest index on a tie).
-    if (hn::AllTrue(du, hn::Eq(gb, cb))) {
-      auto fin = hn::Lt(ga, inf_bits);
-      if constexpr (kF16) {
-        const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u);
-        const VU ge = hn::And(graw, exp_mask);
-        fin = hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, exp_mask));
-      }
-      if (hn::AllTrue(du, fin)) {
-        const auto agf = hn::BitCast(df, ga);
-        vmax_g = hn::Max(vmax_g, agf);
-        const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
-        const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
-        if (!have_equal_base) {
-          // The window is placed by the first vector with a non-zero g (a
-          // vector of zeros adds nothing): placed by zeros, it would leave
-          // every later term to the scalar accumulator.
-          const double m = hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi)));
-          if (m > 0) {
-            win.set_base(dd, kSumEqual, m);
-            have_equal_base = true;
-          }
-        }
-        if (have_equal_base) {
-          const auto in_window = hn::Or(hn::Eq(ga, hn::Zero(du)),
-                                        hn::Lt(hn::Sub(ga, hn::Set(du, win.equal_lo_bits)), hn::Set(du, win.equal_span_bits)));
-          if (hn::AllTrue(du, in_window)) {
-            win.add_equal_unchecked(dd, g2_lo);
-            win.add_equal_unchecked(dd, g2_hi);
-          } else {
-            win.add(dd, kSumEqual, g2_lo);
-            win.add(dd, kSumEqual, g2_hi);
-          }
-          win.vector_done(dd);
-        }
-        const auto nonzero = hn::Ne(ga, hn::Zero(du));
-        equal_ratio += hn::CountTrue(du, hn::And(nonzero, hn::RebindMask(du, hn::Ge(agf, ratio_min))));
-        equal_count += N;
-        if (HWY_UNLIKELY(s.max_abs_index < 0)) {
-          s.max_abs = 0;
-          s.max_abs_index = index0 + i;
-          s.max_abs_g = s.max_abs_c = static_cast<double>(hn::GetLane(gf));
-          t_abs = 0;
-        }
-        if (HWY_UNLIKELY(s.max_rel_index < 0)) {
-          const intptr_t first = hn::FindFirstTrue(du, nonzero);
-          if (first >= 0) {
-            s.max_rel = 0;
-            s.max_rel_index = index0 + i + first;
-            t_rel = 0;
-          }
-        }
-        continue;
-      }
+  // Padding of a partly filled stage (see the staging below): the smallest
+  // normal of the format as a pair with itself (as a word, and in f32).
+  const uint32_t pad_word = kF16 ? 0x0400u : kBF16 ? 0x0080u : 0x00800000u;
+  const double pad_value = kF16 ? 0x1p-14 : 0x1p-126;
+
+  // One vector of words as u32 lanes (f16, bf16: widened), and their f32 bits.
+  auto load_words = [&](const W* HWY_RESTRICT at) HWY_ATTR PEAT_ALWAYS_INLINE -> VU {
+    if constexpr (kF16 || kBF16) {
+      const hn::Rebind<uint16_t, decltype(du)> d16;
+      return hn::PromoteTo(du, hn::LoadU(d16, at));
+    } else {
+      return hn::LoadU(du, at);
     }
+  };
+  auto f32_bits = [&](VU w) HWY_ATTR PEAT_ALWAYS_INLINE -> VU {
+    if constexpr (kF16) {
+      // Normal f16 -> f32 bits: sign to bit 31, exponent + 112, mantissa << 13
+      // (one to one on all words: equal bits mean equal words).
+      const VU rebias = hn::Set(du, 0x38000000u), m15 = hn::Set(du, 0x7FFFu), s16 = hn::Set(du, 0x8000u);
+      return hn::Or(hn::ShiftLeft<16>(hn::And(w, s16)), hn::Add(hn::ShiftLeft<13>(hn::And(w, m15)), rebias));
+    } else if constexpr (kBF16) {
+      return hn::ShiftLeft<16>(w);
+    } else {
+      return w;
+    }
+  };
+  // Lanes whose golden is finite (f16: normal, the values the widening holds for).
+  auto finite_lanes = [&](VU gw, VU ga) HWY_ATTR PEAT_ALWAYS_INLINE {
+    if constexpr (kF16) {
+      const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u);
+      const VU ge = hn::And(gw, exp_mask);
+      return hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, exp_mask));
+    } else {
+      (void)gw;
+      return hn::Lt(ga, inf_bits);
+    }
+  };
+  // Lanes holding an ordinary pair (see simd_f32.hpp).
+  auto ordinary = [&](VU gb, VU cb, VU gw, VU cw) HWY_ATTR PEAT_ALWAYS_INLINE {
+    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
     const auto agf = hn::BitCast(df, ga), acf = hn::BitCast(df, ca);
-    const auto e = hn::Sub(cf, gf);
-    const auto ae = hn::Abs(e);
-    const VU aeb = hn::BitCast(du, ae);
+    const VU aeb = hn::BitCast(du, hn::Abs(hn::Sub(hn::BitCast(df, cb), hn::BitCast(df, gb))));
     auto ok = hn::And(hn::Lt(ga, inf_bits), hn::Lt(ca, inf_bits));
     ok = hn::And(ok, hn::Not(hn::Lt(ga, min_normal)));
     ok = hn::And(ok, hn::Eq(hn::And(hn::Xor(gb, cb), sign_mask), hn::Zero(du)));
@@ -240,21 +149,108 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     if constexpr (kF16) {
       // Both f16 words normal: exponent field in [1, 30].
       const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u), hi = hn::Set(du, 0x7C00u);
-      const VU ge = hn::And(graw, exp_mask), ce = hn::And(craw, exp_mask);
+      const VU ge = hn::And(gw, exp_mask), ce = hn::And(cw, exp_mask);
       ok = hn::And(ok, hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, hi)));
       ok = hn::And(ok, hn::And(hn::Not(hn::Lt(ce, lo)), hn::Lt(ce, hi)));
+    } else {
+      (void)gw, (void)cw;
     }
-    if (!hn::AllTrue(du, ok)) break;
+    return ok;
+  };
+
+  // The bitwise-equal, finite pairs of lanes `eq` of the vector at element
+  // `at` (f32 bits gb). Such a pair contributes exactly what classify_pair
+  // gives for e = 0: count and finite count, ULP, relative-error and popcount
+  // bucket 0, no XOR bits, no failure or flag; the error sums gain zeros and
+  // g*g = c*c = g*c goes to those three sums; the ratio c/g is exactly 1
+  // (d = 0) when g != 0 and |g| >= ratio_min_abs; |e| = 0 and rel = 0 set the
+  // maxima only where none is held yet (the first such lane, the first with
+  // g != 0: lowest index on a tie). The other lanes add nothing here.
+  auto equal_lanes = [&](VU gb_all, auto eq, int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
+    const VU gb = hn::IfThenElseZero(eq, gb_all), ga = hn::And(gb, abs_mask);
+    const auto gf = hn::BitCast(df, gb), agf = hn::BitCast(df, ga);
+    vmax_g = hn::Max(vmax_g, agf);
+    const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+    const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
+    if (!have_equal_base) {
+      // The window is placed by the first vector with a non-zero g (a
+      // vector of zeros adds nothing): placed by zeros, it would leave
+      // every later term to the scalar accumulator.
+      const double m = hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi)));
+      if (m > 0) {
+        win.set_base(dd, kSumEqual, m);
+        have_equal_base = true;
+      }
+    }
+    if (have_equal_base) {
+      const auto in_window = hn::Or(hn::Eq(ga, hn::Zero(du)),
+                                    hn::Lt(hn::Sub(ga, hn::Set(du, win.equal_lo_bits)), hn::Set(du, win.equal_span_bits)));
+      if (hn::AllTrue(du, in_window)) {
+        win.add_equal_unchecked(dd, g2_lo);
+        win.add_equal_unchecked(dd, g2_hi);
+      } else {
+        win.add(dd, kSumEqual, g2_lo);
+        win.add(dd, kSumEqual, g2_hi);
+      }
+      win.vector_done(dd);
+    }
+    const auto nonzero = hn::Ne(ga, hn::Zero(du));
+    equal_ratio += hn::CountTrue(du, hn::And(nonzero, hn::RebindMask(du, hn::Ge(agf, ratio_min))));
+    equal_count += hn::CountTrue(du, eq);
+    if (HWY_UNLIKELY(s.max_abs_index < 0)) {
+      const intptr_t first = hn::FindFirstTrue(du, eq);
+      s.max_abs = 0;
+      s.max_abs_index = index0 + at + first;
+      s.max_abs_g = s.max_abs_c = static_cast<double>(hn::ExtractLane(gf, static_cast<size_t>(first)));
+      t_abs = 0;
+    }
+    if (HWY_UNLIKELY(s.max_rel_index < 0)) {
+      const intptr_t first = hn::FindFirstTrue(du, nonzero);
+      if (first >= 0) {
+        s.max_rel = 0;
+        s.max_rel_index = index0 + at + first;
+        t_rel = 0;
+      }
+    }
+  };
+
+  // The full path over one vector of words gw, cw (as load_words gives them)
+  // whose first `valid` lanes are pairs, the others padding that adds nothing
+  // (see pad_word below); lane j is element idx[j], or index0 + at + j when
+  // idx is null. Returns false, having counted nothing, when a valid lane is
+  // not ordinary or (spatial map) fails the tolerance.
+  auto full_vector = [&](VU gw, VU cw, int64_t valid, const int64_t* idx, int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+    const VU gb = f32_bits(gw), cb = f32_bits(cw);
+    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
+    const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
+    const auto agf = hn::BitCast(df, ga);
+
+    const auto e = hn::Sub(cf, gf);
+    const auto ae = hn::Abs(e);
+    const VU aeb = hn::BitCast(du, ae);
+    const bool padded = valid < N;
+    auto ok = ordinary(gb, cb, gw, cw);
+    if (padded) ok = hn::Or(ok, hn::Not(hn::FirstN(du, static_cast<size_t>(valid))));
+    if (!hn::AllTrue(du, ok)) return false;
 
     // Tolerance, in double: |e| > atol + rtol |g|.
     const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
     const VD c_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, cf)), c_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, cf));
     const VD e_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, e)), e_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, e));
     const VD ae_lo = hn::Abs(e_lo), ae_hi = hn::Abs(e_hi);
-    const auto fail_lo = hn::Gt(ae_lo, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
-    const auto fail_hi = hn::Gt(ae_hi, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
+    auto fail_lo = hn::Gt(ae_lo, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
+    auto fail_hi = hn::Gt(ae_hi, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
+    // The valid lanes of each half (padded vectors only).
+    auto valid_half = [&](int half) HWY_ATTR PEAT_ALWAYS_INLINE {
+      const int64_t from = half * (N / 2);
+      return hn::FirstN(dd, static_cast<size_t>(std::clamp(valid - from, int64_t{0}, N / 2)));
+    };
+    if (padded) {
+      fail_lo = hn::And(fail_lo, valid_half(0));
+      fail_hi = hn::And(fail_hi, valid_half(1));
+    }
     const size_t nfail = hn::CountTrue(dd, fail_lo) + hn::CountTrue(dd, fail_hi);
-    if (nfail != 0 && p.stop_on_tolerance_fail) break;
+    if (nfail != 0 && p.stop_on_tolerance_fail) return false;
     fails += nfail;
     bitwise += hn::CountTrue(du, hn::Ne(gb, cb));
 
@@ -275,7 +271,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       for (int q = 0; q < kSumCount; ++q) win.set_base(dd, q, hn::GetLane(hn::MaxOfLanes(dd, terms[q])));
       have_base = true;
       if (s.ratio_n == 0) {
-        s.ratio_min = s.ratio_max = hn::GetLane(r_lo);
+        s.ratio_min = s.ratio_max = hn::GetLane(r_lo);  // lane 0 is always valid
       }
       rmin = hn::Set(dd, s.ratio_min);
       rmax = hn::Set(dd, s.ratio_max);
@@ -295,9 +291,15 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     win.add(dd, kSumRatioDevSq, d2_lo);
     win.add(dd, kSumRatioDevSq, d2_hi);
     win.vector_done(dd);
-    vmax_g = hn::Max(vmax_g, agf);
-    rmin = hn::Min(rmin, hn::Min(r_lo, r_hi));
-    rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
+    vmax_g = hn::Max(vmax_g, agf);  // padding (the smallest normal) never raises it
+    if (padded) {  // padding lanes (ratio 1) leave the extrema as they are
+      const auto valid_lo = valid_half(0), valid_hi = valid_half(1);
+      rmin = hn::Min(rmin, hn::Min(hn::IfThenElse(valid_lo, r_lo, rmin), hn::IfThenElse(valid_hi, r_hi, rmin)));
+      rmax = hn::Max(rmax, hn::Max(hn::IfThenElse(valid_lo, r_lo, rmax), hn::IfThenElse(valid_hi, r_hi, rmax)));
+    } else {
+      rmin = hn::Min(rmin, hn::Min(r_lo, r_hi));
+      rmax = hn::Max(rmax, hn::Max(r_lo, r_hi));
+    }
 
     // Maxima: screen in f32, confirm in double, lane by lane in index order.
     // |e| / |g| >= t_rel is screened as |e| >= t_rel * |g| (t_rel already
@@ -307,20 +309,21 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       HWY_ALIGN uint32_t gbuf[hn::MaxLanes(du)], cbuf[hn::MaxLanes(du)];
       hn::Store(gb, du, gbuf);
       hn::Store(cb, du, cbuf);
-      for (int64_t j = 0; j < N; ++j) {
+      for (int64_t j = 0; j < valid; ++j) {
         float gv, cv;
         std::memcpy(&gv, &gbuf[j], 4);
         std::memcpy(&cv, &cbuf[j], 4);
         const double gd = gv, cd = cv, a = std::fabs(cd - gd), rel = a / std::fabs(gd);
+        const int64_t index = idx != nullptr ? idx[j] : index0 + at + j;
         if (s.max_abs_index < 0 || a > s.max_abs) {
           s.max_abs = a;
-          s.max_abs_index = index0 + i + j;
+          s.max_abs_index = index;
           s.max_abs_g = gd;
           s.max_abs_c = cd;
         }
         if (s.max_rel_index < 0 || rel > s.max_rel) {
           s.max_rel = rel;
-          s.max_rel_index = index0 + i + j;
+          s.max_rel_index = index;
         }
       }
       t_abs = floor_float(s.max_abs);
@@ -351,7 +354,7 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
     // XOR bit positions and popcount.
     VU x;
     if constexpr (kF16)
-      x = hn::Xor(graw, craw);
+      x = hn::Xor(gw, cw);
     else if constexpr (kBF16)
       x = hn::ShiftRight<16>(hn::Xor(gb, cb));
     else
@@ -364,21 +367,189 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
       t = hn::Or(t, hn::ShiftRight<8>(t));
       t = hn::Or(t, hn::ShiftRight<16>(t));
       const VU top = hn::AndNot(hn::ShiftRight<1>(t), t);
-      VU cw;
+      VU cword;
       if constexpr (kF16)
-        cw = craw;
+        cword = cw;
       else if constexpr (kBF16)
-        cw = hn::ShiftRight<16>(cb);
+        cword = hn::ShiftRight<16>(cb);
       else
-        cw = cb;
+        cword = cb;
       top_bits.add(du, top);
-      top_set_bits.add(du, hn::And(top, cw));
+      top_set_bits.add(du, hn::And(top, cword));
       // The candidate's lowest set bit, sign cleared (m & -m), on mismatching lanes.
-      const VU m = hn::And(cw, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
+      const VU m = hn::And(cword, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
       low_bits.add(du, hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m))));
     }
     const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false);
     buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
+
+    if (padded) {
+      // Each padding lane counted bucket 0 thrice and g*g = c*c = g*c =
+      // pad^2 (exact in double): taken back exactly.
+      const uint64_t pads = static_cast<uint64_t>(N - valid);
+      const double back = -static_cast<double>(pads) * pad_value * pad_value;
+      s.acc[kSumSqGolden].add(back);
+      s.acc[kSumSqCandidate].add(back);
+      s.acc[kSumGoldenCandidate].add(back);
+      s.ulp_hist[0] -= pads;
+      s.rel_hist[0] -= pads;
+      s.popcount_hist[0] -= pads;
+    }
+    return true;
+  };
+
+  // Staging: a vector with a few differing pairs (at most N/4) among equal
+  // ones is split. Its equal pairs go through equal_lanes; its differing
+  // pairs (each ordinary, else the vector is not split) are gathered here
+  // with their indices and taken by the full path N at a time. Sparse
+  // differences (a deterministic candidate beside the golden) then cost the
+  // full path once per differing pair instead of once per vector holding
+  // one. Staged pairs wait at most until the next vector that is not split:
+  // the stage is emptied first (padded with pad_word, a pair that counts
+  // nothing once taken back), so every pair reaches the maxima in index order
+  // (ties keep the lowest index). Off in spatial-map runs, which stop at the
+  // first vector failing the tolerance.
+  constexpr int64_t kMaxN = static_cast<int64_t>(hn::MaxLanes(du));
+  HWY_ALIGN uint32_t stage_g[2 * kMaxN], stage_c[2 * kMaxN];
+  int64_t stage_i[2 * kMaxN];
+  int64_t staged = 0;
+  const bool staging = kStage && !p.stop_on_tolerance_fail;
+  // Regimes (see Fast below): vectors the full path took in a row while
+  // staging, and vectors it took that could have been split while not.
+  int64_t direct_run = 0, splittable = 0;
+  bool switch_regime = false;
+  // Each pass of the loop below gives the full path at most one vector, at
+  // one call site (a second, or a helper taking the stage, would keep the
+  // loop's state in memory instead of registers): a vector of the data, a
+  // full stage, or the stage padded, which goes first when a vector that is
+  // not split comes (that vector comes back in the next pass) and at the end.
+  int64_t i = 0, block_from = 0;
+  for (;;) {
+    // Blocks of kBlock bitwise-equal vectors (f32, bf16): one OR of XORs
+    // tests them, one maximum of |g| screens finiteness and gives max |g|,
+    // and the window test of g*g is done per lane with no branch until the
+    // end of the block. A block that misses any test (or comes before the
+    // maxima and the g*g window are placed) goes vector by vector below,
+    // which accounts for it exactly as well: this only saves operations.
+    if constexpr (!kF16) {
+      constexpr int kBlock = 4;
+      while (i >= block_from && have_equal_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 &&
+             i + kBlock * N <= n) {
+        VU gbk[kBlock], diff = hn::Zero(du);
+        for (int k = 0; k < kBlock; ++k) {
+          gbk[k] = f32_bits(load_words(g + i + k * N));
+          diff = hn::Or(diff, hn::Xor(gbk[k], f32_bits(load_words(c + i + k * N))));
+        }
+        if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
+          // No block is tried again before the first vector with a
+          // difference is passed (sparse differences would fail the blocks
+          // that start before it one after another).
+          int64_t k = 0;
+          while (k + 1 < kBlock && hn::AllTrue(du, hn::Eq(load_words(g + i + k * N), load_words(c + i + k * N)))) ++k;
+          block_from = i + (k + 1) * N;
+          break;
+        }
+        VU gak[kBlock], mx = hn::Zero(du);
+        auto in_window = hn::Eq(mx, mx);  // all true
+        const VU lo_bits = hn::Set(du, win.equal_lo_bits), span_bits = hn::Set(du, win.equal_span_bits);
+        for (int k = 0; k < kBlock; ++k) {
+          gak[k] = hn::And(gbk[k], abs_mask);
+          mx = hn::Max(mx, gak[k]);
+          in_window = hn::And(in_window, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
+                                                hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
+        }
+        // In the window implies finite (its exponents stop below 255).
+        if (!hn::AllTrue(du, in_window) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) break;
+        win.make_room(dd, kBlock);
+        for (int k = 0; k < kBlock; ++k) {
+          const auto gfk = hn::BitCast(df, gbk[k]);
+          const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
+          win.add_equal_unchecked(dd, hn::Mul(g_lo, g_lo));
+          win.add_equal_unchecked(dd, hn::Mul(g_hi, g_hi));
+          equal_ratio += hn::CountTrue(du, hn::Not(hn::Lt(gak[k], hn::Set(du, ratio_bits))));
+        }
+        win.pending += kBlock;
+        direct_run = 0;
+        vmax_g = hn::Max(vmax_g, hn::BitCast(df, mx));
+        equal_count += static_cast<uint64_t>(kBlock * N);
+        i += kBlock * N;
+      }
+    }
+    VU fg, fc;                       // what the full path takes in this pass
+    int64_t valid = N;               // its pairs (the rest is padding)
+    const int64_t* idx = nullptr;    // their indices: null for the vector at i
+    auto stage_vector = [&](int64_t count) HWY_ATTR PEAT_ALWAYS_INLINE {
+      for (int64_t j = count; j < N; ++j) stage_g[j] = stage_c[j] = pad_word;
+      fg = hn::Load(du, stage_g);
+      fc = hn::Load(du, stage_c);
+      valid = count;
+      idx = stage_i;
+    };
+    if (i + N > n) {
+      if (staged == 0) break;
+      stage_vector(staged);  // the end: the stage is emptied last
+    } else {
+      const VU gw = load_words(g + i), cw = load_words(c + i);
+      const VU gb = f32_bits(gw), cb = f32_bits(cw);
+      const auto eq = hn::Eq(gb, cb);
+      if (hn::AllTrue(du, eq)) {
+        if (hn::AllTrue(du, finite_lanes(gw, hn::And(gb, abs_mask)))) {
+          equal_lanes(gb, eq, i);
+          i += N;
+          direct_run = 0;
+          continue;
+        }
+      } else if (staging && !hn::AllFalse(du, eq)) {
+        const auto ne = hn::Not(eq);
+        const int64_t k = static_cast<int64_t>(hn::CountTrue(du, ne));
+        if (4 * k <= N && hn::AllTrue(du, hn::Or(finite_lanes(gw, hn::And(gb, abs_mask)), ne)) &&
+            hn::AllTrue(du, hn::Or(ordinary(gb, cb, gw, cw), eq))) {
+          equal_lanes(gb, eq, i);
+          hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+          hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+          HWY_ALIGN uint32_t lane[kMaxN];
+          hn::Store(hn::Compress(hn::Iota(du, 0), ne), du, lane);
+          for (int64_t t = 0; t < k; ++t) stage_i[staged + t] = index0 + i + lane[t];
+          staged += k;
+          s.staged += static_cast<uint64_t>(k);
+          i += N;
+          direct_run = 0;
+          if (staged < N) continue;
+          stage_vector(N);
+        }
+      }
+      if constexpr (!kStage) {
+        if (idx == nullptr && !hn::AllTrue(du, eq) && 4 * static_cast<int64_t>(hn::CountTrue(du, hn::Not(eq))) <= N)
+          switch_regime = ++splittable >= kRegimeSwitch;
+      } else {
+        if (idx == nullptr && staged == 0) switch_regime = ++direct_run >= kRegimeSwitch;
+      }
+      if (idx == nullptr) {
+        if (staged > 0) {
+          stage_vector(staged);  // the stage first: maxima see pairs in index order
+        } else {
+          fg = gw;
+          fc = cw;
+        }
+      }
+    }
+    // Staged pairs are ordinary and pass the tolerance test (staging is off
+    // in map runs): only a vector of the data can stop the full path.
+    if (!full_vector(fg, fc, valid, idx, i)) break;
+    if (idx == nullptr) {
+      i += N;
+      if (HWY_UNLIKELY(switch_regime)) {
+        s.switch_regime = true;
+        break;
+      }
+    } else {
+      for (int64_t j = N; j < staged; ++j) {
+        stage_g[j - N] = stage_g[j];
+        stage_c[j - N] = stage_c[j];
+        stage_i[j - N] = stage_i[j];
+      }
+      staged = valid < N ? 0 : staged - N;
+    }
   }
   xor_bits.finish(du);
   top_bits.finish(du);
@@ -416,19 +587,41 @@ HWY_INLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64
 #endif
 }
 
+// Staging (kStage) helps vectors with few differing pairs and costs the
+// others: its branch alone slows the full path by a few per cent. So a call
+// runs in one of two regimes, each an instantiation of FastT: staging, left
+// after kRegimeSwitch vectors in a row that the full path took whole; and
+// not staging, left after the full path took kRegimeSwitch vectors that
+// could have been split. A switch ends one FastT call and starts the other
+// at the next vector (results are exact either way: only speed changes).
+template <int kKind, typename W>
+HWY_INLINE int64_t Fast(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
+                        const F32FastParams& p, F32FastState& s) {
+  int64_t done = 0;
+  bool staging = true;  // a run starts staging: sparse differences are the common case
+  for (;;) {
+    s.switch_regime = false;
+    const int64_t k = staging ? FastT<kKind, W, true>(g + done, c + done, n - done, index0 + done, p, s)
+                              : FastT<kKind, W, false>(g + done, c + done, n - done, index0 + done, p, s);
+    done += k;
+    if (!s.switch_regime || done >= n) return done;
+    staging = !staging;
+  }
+}
+
 int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,
                 const F32FastParams& p, F32FastState& s) {
-  return FastT<0>(g, c, n, index0, p, s);
+  return Fast<0>(g, c, n, index0, p, s);
 }
 
 int64_t BF16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, int64_t n, int64_t index0,
                  const F32FastParams& p, F32FastState& s) {
-  return FastT<1>(g, c, n, index0, p, s);
+  return Fast<1>(g, c, n, index0, p, s);
 }
 
 int64_t F16Fast(const uint16_t* HWY_RESTRICT g, const uint16_t* HWY_RESTRICT c, int64_t n, int64_t index0,
                 const F32FastParams& p, F32FastState& s) {
-  return FastT<2>(g, c, n, index0, p, s);
+  return Fast<2>(g, c, n, index0, p, s);
 }
 
 int64_t F32Lanes() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }

@@ -3,12 +3,14 @@
 //
 // It handles "ordinary" pairs only: both finite, golden normal and at least
 // ratio_min_abs, candidate of the same sign within a factor 2 of the golden
-// (so c - g is exact in f32, Sterbenz), and the error zero or normal. For those
-// pairs every signature field is computed exactly as
-// peat::hd::classify_pair defines it (the maxima are screened in SIMD and
-// confirmed in scalar double arithmetic). It stops at the first vector that
-// holds any other pair; the caller runs the scalar path over that vector and
-// calls again.
+// (so c - g is exact in f32, Sterbenz), and the error zero or normal; and
+// bitwise-equal finite pairs. For those pairs every signature field is
+// computed exactly as peat::hd::classify_pair defines it (the maxima are
+// screened in SIMD and confirmed in scalar double arithmetic). A vector of
+// equal pairs costs a few operations; one with a few differing pairs (at most
+// a quarter of its lanes) hands those to the full path, which takes them a
+// whole vector at a time. It stops at the first vector that holds any other
+// pair; the caller runs the scalar path over that vector and calls again.
 #pragma once
 
 #include <cstdint>
@@ -50,7 +52,13 @@ struct F32FastState {
   uint64_t* top_bit_hist = nullptr;      // highest differing bit
   uint64_t* top_bit_set_hist = nullptr;  // ... set in the candidate
   uint64_t* low_bit_hist = nullptr;      // the candidate's lowest set bit (sign cleared)
+  uint64_t staged = 0;  // differing pairs taken out of mostly-equal vectors (see simd_f32.cpp; for tests)
+  bool switch_regime = false;  // internal to simd_f32.cpp: a call ended to change regime
 };
+
+// Vectors that make the fast path change regime (staging differing pairs out
+// of mostly-equal vectors, or not; see simd_f32.cpp).
+constexpr int64_t kFastRegimeSwitch = 16;
 
 // Processes whole vectors of ordinary pairs from the start of g[0, n), c[0, n)
 // (element index index0 + i) and returns how many elements it consumed (a

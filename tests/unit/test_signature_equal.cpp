@@ -225,13 +225,15 @@ peat_signature_t equal_path_case(Fmt f, double differ, bool specials, std::size_
 }  // namespace
 
 TEST_CASE("bitwise-equal fast path: byte-identical signature, f32", "[analyzer][simd][equal]") {
-  for (double differ : {0.0, 0.01, 0.5, 1.0})
+  // 0.01 and 0.05: mostly vectors with a few differing pairs (split, the
+  // differing ones staged); 0.15: split and whole vectors interleaved.
+  for (double differ : {0.0, 0.01, 0.05, 0.15, 0.5, 1.0})
     for (bool specials : {false, true}) equal_path_case(Fmt::F32, differ, specials, 200003, 41);
 }
 
 TEST_CASE("bitwise-equal fast path: byte-identical signature, bf16 and f16", "[analyzer][simd][equal]") {
   for (Fmt f : {Fmt::BF16, Fmt::F16})
-    for (double differ : {0.0, 0.01, 0.5, 1.0})
+    for (double differ : {0.0, 0.01, 0.05, 0.15, 0.5, 1.0})
       for (bool specials : {false, true}) equal_path_case(f, differ, specials, 140001, 43);
 }
 
@@ -303,4 +305,136 @@ TEST_CASE("bitwise-equal fast path: the SIMD kernel takes vectors of equal zeros
   CHECK(st.ratio_n == 0);  // zeros and subnormals are below ratio_min_abs
   CHECK(st.max_abs_index == 0);
   CHECK(st.max_rel_index == 2);  // the first g != 0
+}
+
+namespace {
+
+// A run of f32 words where every golden is 1.5 and chosen pairs are one ulp
+// up: every differing pair has the same |e| and the same |e|/|g|, so the
+// maxima's indices show the order in which pairs reached them.
+struct TieRun {
+  std::vector<uint32_t> g, c;
+  explicit TieRun(int64_t n) : g(static_cast<std::size_t>(n), 0x3FC00000u), c(g) {}
+  void differ(int64_t i) { c[static_cast<std::size_t>(i)] = 0x3FC00001u; }
+};
+
+peat::impl::analyzer::F32FastState fast_state_for_test(peat::impl::analyzer::ExactAcc* acc, uint64_t* ulp, uint64_t* rel,
+                                                       uint64_t* bits, uint64_t* pop, uint64_t* top,
+                                                       uint64_t* top_set, uint64_t* low) {
+  peat::impl::analyzer::F32FastState st;
+  st.acc = acc;
+  st.ulp_hist = ulp;
+  st.rel_hist = rel;
+  st.xor_bit_hist = bits;
+  st.popcount_hist = pop;
+  st.top_bit_hist = top;
+  st.top_bit_set_hist = top_set;
+  st.low_bit_hist = low;
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("split vectors: a few differing pairs go to the full path a vector at a time", "[analyzer][simd][equal]") {
+  namespace an = peat::impl::analyzer;
+  const int64_t N = an::f32_fast_lanes();
+  if (N < 4) {
+    WARN("fewer than 4 SIMD lanes: no vector is split");
+    return;
+  }
+  // One differing pair per vector, at lane (v mod N): every vector is split,
+  // and the stage fills and is taken N pairs at a time, the last pairs padded.
+  const int64_t vectors = 3 * N + 5, n = vectors * N;
+  TieRun run(n);
+  for (int64_t v = 0; v < vectors; ++v) run.differ(v * N + v % N);
+  an::ExactAcc acc[an::kSumCount];
+  uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
+           bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {},
+           top[PEAT_SIGNATURE_XOR_BITS] = {}, top_set[PEAT_SIGNATURE_XOR_BITS] = {}, low[PEAT_SIGNATURE_XOR_BITS] = {};
+  an::F32FastState st = fast_state_for_test(acc, ulp, rel, bits, pop, top, top_set, low);
+  an::F32FastParams p;
+  p.rtol = 1e-9;  // every differing pair fails it
+  p.ratio_min_abs = 1e-30f;
+  REQUIRE(an::f32_fast(run.g.data(), run.c.data(), n, 100, p, st) == n);
+  CHECK(st.staged == static_cast<uint64_t>(vectors));
+  CHECK(st.bitwise == static_cast<uint64_t>(vectors));
+  CHECK(st.tolerance_fail == static_cast<uint64_t>(vectors));
+  CHECK(st.count == static_cast<uint64_t>(n));
+  CHECK(st.ratio_n == static_cast<uint64_t>(n));
+  // The padding took back what it counted: bucket 0 holds the equal pairs only.
+  CHECK(ulp[0] == static_cast<uint64_t>(n - vectors));
+  CHECK(ulp[1] == static_cast<uint64_t>(vectors));
+  CHECK(pop[0] == static_cast<uint64_t>(n - vectors));
+  CHECK(pop[1] == static_cast<uint64_t>(vectors));
+  CHECK(bits[0] == static_cast<uint64_t>(vectors));
+  CHECK(st.max_abs_index == 100 + 0);  // vector 0, lane 0: the first of equal errors
+  CHECK(st.max_rel_index == 100 + 0);
+  CHECK(st.ratio_min == 1.0);
+  CHECK(st.ratio_max == static_cast<double>(1.5f + 0x1p-23f) / 1.5);
+
+  // The full reference: the same words through the scalar path.
+  std::vector<uint64_t> gw(run.g.begin(), run.g.end()), cw(run.c.begin(), run.c.end());
+  const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0), c1(Fmt::F32, cw, 0, 1, 0);
+  require_identical(analyze(g1, c1, 1), analyze(gs, cs, 1));
+}
+
+TEST_CASE("split vectors: staged pairs reach the maxima before a later whole vector", "[analyzer][simd][equal]") {
+  // Vector 0 has one differing pair (staged), vector 1 differs in every
+  // lane (the full path at once), all with the same |e|: the maximum is the
+  // staged pair's, the lowest index, as the scalar path finds it.
+  const int64_t N = peat::impl::analyzer::f32_fast_lanes();
+  if (N < 4) {
+    WARN("fewer than 4 SIMD lanes: no vector is split");
+    return;
+  }
+  for (int64_t lane : {int64_t{0}, N / 2, N - 1}) {
+    INFO("staged lane " << lane);
+    const int64_t n = 4 * N;
+    TieRun run(n);
+    run.differ(lane);
+    for (int64_t j = N; j < 2 * N; ++j) run.differ(j);
+    run.differ(3 * N + 1);  // and one more staged after the whole vector
+    std::vector<uint64_t> gw(run.g.begin(), run.g.end()), cw(run.c.begin(), run.c.end());
+    const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0), c1(Fmt::F32, cw, 0, 1, 0);
+    const peat_signature_t fast = analyze(g1, c1, 1), ref = analyze(gs, cs, 1);
+    CHECK(ref.max_abs_error_index == lane);
+    CHECK(ref.max_rel_error_index == lane);
+    require_identical(fast, ref);
+  }
+}
+
+TEST_CASE("split vectors: the fast path changes regime between dense and sparse differences", "[analyzer][simd][equal]") {
+  // Dense, sparse, dense, sparse regions of 3 R vectors (R = the regime
+  // switch): a call starts staging, stops after R whole vectors in a row, and
+  // stages again after R vectors that could have been split; the result is
+  // the scalar path's, byte for byte.
+  namespace an = peat::impl::analyzer;
+  const int64_t N = an::f32_fast_lanes(), R = an::kFastRegimeSwitch;
+  if (N < 4) {
+    WARN("fewer than 4 SIMD lanes: no vector is split");
+    return;
+  }
+  const int64_t region = 3 * R, vectors = 4 * region, n = vectors * N;
+  TieRun run(n);
+  for (int64_t v = 0; v < vectors; ++v) {
+    const bool dense = (v / region) % 2 == 0;
+    for (int64_t j = 0; j < N; ++j)
+      if (dense || j == v % N) run.differ(v * N + j);
+  }
+  an::ExactAcc acc[an::kSumCount];
+  uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
+           bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {},
+           top[PEAT_SIGNATURE_XOR_BITS] = {}, top_set[PEAT_SIGNATURE_XOR_BITS] = {}, low[PEAT_SIGNATURE_XOR_BITS] = {};
+  an::F32FastState st = fast_state_for_test(acc, ulp, rel, bits, pop, top, top_set, low);
+  an::F32FastParams p;
+  p.rtol = 1e-3;
+  p.ratio_min_abs = 1e-30f;
+  REQUIRE(an::f32_fast(run.g.data(), run.c.data(), n, 0, p, st) == n);
+  // Each sparse region: R vectors through the full path before staging resumes.
+  CHECK(st.staged == static_cast<uint64_t>(2 * (region - R)));
+  CHECK(st.bitwise == static_cast<uint64_t>(2 * region * N + 2 * region));
+
+  std::vector<uint64_t> gw(run.g.begin(), run.g.end()), cw(run.c.begin(), run.c.end());
+  const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0), c1(Fmt::F32, cw, 0, 1, 0);
+  require_identical(analyze(g1, c1, 1), analyze(gs, cs, 1));
 }
