@@ -14,6 +14,7 @@
 #include "lib/analyzer/simd_f32.hpp"
 #include "lib/analyzer/simd_f32_counters-inl.h"
 #include "lib/analyzer/simd_f32_windows-inl.h"
+#include "lib/analyzer/simd_f32_words-inl.h"
 
 #include "lib/analyzer/exact_acc.hpp"
 #include "backends/common/signature_element.h"
@@ -55,9 +56,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   if (n < N) return 0;
 
-  const VU abs_mask = hn::Set(du, 0x7FFFFFFFu), sign_mask = hn::Set(du, 0x80000000u);
-  const VU inf_bits = hn::Set(du, 0x7F800000u), min_normal = hn::Set(du, 0x00800000u);
-  const auto half = hn::Set(df, 0.5f), two = hn::Set(df, 2.0f);
+  const VU abs_mask = hn::Set(du, 0x7FFFFFFFu), inf_bits = hn::Set(du, 0x7F800000u);
   const auto ratio_min = hn::Set(df, p.ratio_min_abs);
   const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
 
@@ -96,67 +95,12 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     std::memcpy(&ratio_bits, &rm, 4);
     if (!(rm > 0)) ratio_bits = 1;
   }
-  // ---- The pieces of the loop below, written once for its three users. ----
+  // ---- The pieces of the loop below, written once for its users. ----
 
   // Padding of a partly filled stage (see the staging below): the smallest
   // normal of the format as a pair with itself (as a word, and in f32).
   const uint32_t pad_word = kF16 ? 0x0400u : kBF16 ? 0x0080u : 0x00800000u;
   const double pad_value = kF16 ? 0x1p-14 : 0x1p-126;
-
-  // One vector of words as u32 lanes (f16, bf16: widened), and their f32 bits.
-  auto load_words = [&](const W* HWY_RESTRICT at) HWY_ATTR PEAT_ALWAYS_INLINE -> VU {
-    if constexpr (kF16 || kBF16) {
-      const hn::Rebind<uint16_t, decltype(du)> d16;
-      return hn::PromoteTo(du, hn::LoadU(d16, at));
-    } else {
-      return hn::LoadU(du, at);
-    }
-  };
-  auto f32_bits = [&](VU w) HWY_ATTR PEAT_ALWAYS_INLINE -> VU {
-    if constexpr (kF16) {
-      // Normal f16 -> f32 bits: sign to bit 31, exponent + 112, mantissa << 13
-      // (one to one on all words: equal bits mean equal words).
-      const VU rebias = hn::Set(du, 0x38000000u), m15 = hn::Set(du, 0x7FFFu), s16 = hn::Set(du, 0x8000u);
-      return hn::Or(hn::ShiftLeft<16>(hn::And(w, s16)), hn::Add(hn::ShiftLeft<13>(hn::And(w, m15)), rebias));
-    } else if constexpr (kBF16) {
-      return hn::ShiftLeft<16>(w);
-    } else {
-      return w;
-    }
-  };
-  // Lanes whose golden is finite (f16: normal, the values the widening holds for).
-  auto finite_lanes = [&](VU gw, VU ga) HWY_ATTR PEAT_ALWAYS_INLINE {
-    if constexpr (kF16) {
-      const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u);
-      const VU ge = hn::And(gw, exp_mask);
-      return hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, exp_mask));
-    } else {
-      (void)gw;
-      return hn::Lt(ga, inf_bits);
-    }
-  };
-  // Lanes holding an ordinary pair (see simd_f32.hpp).
-  auto ordinary = [&](VU gb, VU cb, VU gw, VU cw) HWY_ATTR PEAT_ALWAYS_INLINE {
-    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
-    const auto agf = hn::BitCast(df, ga), acf = hn::BitCast(df, ca);
-    const VU aeb = hn::BitCast(du, hn::Abs(hn::Sub(hn::BitCast(df, cb), hn::BitCast(df, gb))));
-    auto ok = hn::And(hn::Lt(ga, inf_bits), hn::Lt(ca, inf_bits));
-    ok = hn::And(ok, hn::Not(hn::Lt(ga, min_normal)));
-    ok = hn::And(ok, hn::Eq(hn::And(hn::Xor(gb, cb), sign_mask), hn::Zero(du)));
-    ok = hn::And(ok, hn::RebindMask(du, hn::And(hn::Ge(acf, hn::Mul(agf, half)), hn::Le(acf, hn::Mul(agf, two)))));
-    ok = hn::And(ok, hn::RebindMask(du, hn::Ge(agf, ratio_min)));
-    ok = hn::And(ok, hn::Or(hn::Eq(aeb, hn::Zero(du)), hn::Not(hn::Lt(aeb, min_normal))));
-    if constexpr (kF16) {
-      // Both f16 words normal: exponent field in [1, 30].
-      const VU exp_mask = hn::Set(du, 0x7C00u), lo = hn::Set(du, 0x0400u), hi = hn::Set(du, 0x7C00u);
-      const VU ge = hn::And(gw, exp_mask), ce = hn::And(cw, exp_mask);
-      ok = hn::And(ok, hn::And(hn::Not(hn::Lt(ge, lo)), hn::Lt(ge, hi)));
-      ok = hn::And(ok, hn::And(hn::Not(hn::Lt(ce, lo)), hn::Lt(ce, hi)));
-    } else {
-      (void)gw, (void)cw;
-    }
-    return ok;
-  };
 
   // The bitwise-equal, finite pairs of lanes `eq` of the vector at element
   // `at` (f32 bits gb). Such a pair contributes exactly what classify_pair
@@ -214,13 +158,13 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     }
   };
 
-  // The full path over one vector of words gw, cw (as load_words gives them)
+  // The full path over one vector of words gw, cw (as LoadWords gives them)
   // whose first `valid` lanes are pairs, the others padding that adds nothing
   // (see pad_word below); lane j is element idx[j], or index0 + at + j when
   // idx is null. Returns false, having counted nothing, when a valid lane is
   // not ordinary or (spatial map) fails the tolerance.
   auto full_vector = [&](VU gw, VU cw, int64_t valid, const int64_t* idx, int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
-    const VU gb = f32_bits(gw), cb = f32_bits(cw);
+    const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
     const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
     const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
     const auto agf = hn::BitCast(df, ga);
@@ -229,7 +173,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     const auto ae = hn::Abs(e);
     const VU aeb = hn::BitCast(du, ae);
     const bool padded = valid < N;
-    auto ok = ordinary(gb, cb, gw, cw);
+    auto ok = OrdinaryLanes<kKind>(du, gb, cb, gw, cw, p.ratio_min_abs);
     if (padded) ok = hn::Or(ok, hn::Not(hn::FirstN(du, static_cast<size_t>(valid))));
     if (!hn::AllTrue(du, ok)) return false;
 
@@ -241,8 +185,8 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     auto fail_lo = hn::Gt(ae_lo, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
     auto fail_hi = hn::Gt(ae_hi, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
     // The valid lanes of each half (padded vectors only).
-    auto valid_half = [&](int half) HWY_ATTR PEAT_ALWAYS_INLINE {
-      const int64_t from = half * (N / 2);
+    auto valid_half = [&](int which) HWY_ATTR PEAT_ALWAYS_INLINE {
+      const int64_t from = which * (N / 2);
       return hn::FirstN(dd, static_cast<size_t>(std::clamp(valid - from, int64_t{0}, N / 2)));
     };
     if (padded) {
@@ -437,15 +381,15 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
              i + kBlock * N <= n) {
         VU gbk[kBlock], diff = hn::Zero(du);
         for (int k = 0; k < kBlock; ++k) {
-          gbk[k] = f32_bits(load_words(g + i + k * N));
-          diff = hn::Or(diff, hn::Xor(gbk[k], f32_bits(load_words(c + i + k * N))));
+          gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + i + k * N));
+          diff = hn::Or(diff, hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + i + k * N))));
         }
         if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
           // No block is tried again before the first vector with a
           // difference is passed (sparse differences would fail the blocks
           // that start before it one after another).
           int64_t k = 0;
-          while (k + 1 < kBlock && hn::AllTrue(du, hn::Eq(load_words(g + i + k * N), load_words(c + i + k * N)))) ++k;
+          while (k + 1 < kBlock && hn::AllTrue(du, hn::Eq(LoadWords<kKind>(du, g + i + k * N), LoadWords<kKind>(du, c + i + k * N)))) ++k;
           block_from = i + (k + 1) * N;
           break;
         }
@@ -489,11 +433,11 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       if (staged == 0) break;
       stage_vector(staged);  // the end: the stage is emptied last
     } else {
-      const VU gw = load_words(g + i), cw = load_words(c + i);
-      const VU gb = f32_bits(gw), cb = f32_bits(cw);
+      const VU gw = LoadWords<kKind>(du, g + i), cw = LoadWords<kKind>(du, c + i);
+      const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
       const auto eq = hn::Eq(gb, cb);
       if (hn::AllTrue(du, eq)) {
-        if (hn::AllTrue(du, finite_lanes(gw, hn::And(gb, abs_mask)))) {
+        if (hn::AllTrue(du, FiniteLanes<kKind>(du, gw, hn::And(gb, abs_mask)))) {
           equal_lanes(gb, eq, i);
           i += N;
           direct_run = 0;
@@ -502,8 +446,8 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       } else if (staging && !hn::AllFalse(du, eq)) {
         const auto ne = hn::Not(eq);
         const int64_t k = static_cast<int64_t>(hn::CountTrue(du, ne));
-        if (4 * k <= N && hn::AllTrue(du, hn::Or(finite_lanes(gw, hn::And(gb, abs_mask)), ne)) &&
-            hn::AllTrue(du, hn::Or(ordinary(gb, cb, gw, cw), eq))) {
+        if (4 * k <= N && hn::AllTrue(du, hn::Or(FiniteLanes<kKind>(du, gw, hn::And(gb, abs_mask)), ne)) &&
+            hn::AllTrue(du, hn::Or(OrdinaryLanes<kKind>(du, gb, cb, gw, cw, p.ratio_min_abs), eq))) {
           equal_lanes(gb, eq, i);
           hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
           hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
