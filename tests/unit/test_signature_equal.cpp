@@ -271,6 +271,31 @@ TEST_CASE("bitwise-equal fast path: every Highway target this CPU runs", "[analy
   CHECK(tried >= 2);
 }
 
+namespace {
+
+// A direct call of the f32 fast path: its accumulators and histograms, and
+// the state pointing at them.
+struct FastCall {
+  peat::impl::analyzer::ExactAcc acc[peat::impl::analyzer::kSumCount];
+  uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
+           bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {},
+           top[PEAT_SIGNATURE_XOR_BITS] = {}, top_set[PEAT_SIGNATURE_XOR_BITS] = {}, low[PEAT_SIGNATURE_XOR_BITS] = {};
+  peat::impl::analyzer::F32FastState st;
+  FastCall() {
+    st.acc = acc;
+    st.ulp_hist = ulp;
+    st.rel_hist = rel;
+    st.xor_bit_hist = bits;
+    st.popcount_hist = pop;
+    st.top_bit_hist = top;
+    st.top_bit_set_hist = top_set;
+    st.low_bit_hist = low;
+  }
+  FastCall(const FastCall&) = delete;
+};
+
+}  // namespace
+
 TEST_CASE("bitwise-equal fast path: the SIMD kernel takes vectors of equal zeros and subnormals",
           "[analyzer][simd][equal]") {
   // The full SIMD path leaves any vector holding a zero or a subnormal golden
@@ -285,15 +310,10 @@ TEST_CASE("bitwise-equal fast path: the SIMD kernel takes vectors of equal zeros
   std::vector<uint32_t> g(static_cast<std::size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     g[static_cast<std::size_t>(i)] = (i % 3 == 0) ? 0u : (i % 3 == 1) ? 0x80000000u : static_cast<uint32_t>(i);
-  peat::impl::analyzer::ExactAcc acc[peat::impl::analyzer::kSumCount];
-  uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
-           bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {};
-  peat::impl::analyzer::F32FastState st;
-  st.acc = acc;
-  st.ulp_hist = ulp;
-  st.rel_hist = rel;
-  st.xor_bit_hist = bits;
-  st.popcount_hist = pop;
+  FastCall call;
+  const uint64_t* ulp = call.ulp;
+  const uint64_t* pop = call.pop;
+  peat::impl::analyzer::F32FastState& st = call.st;
   peat::impl::analyzer::F32FastParams p;
   p.rtol = 1e-5;
   p.ratio_min_abs = 1e-38f;
@@ -316,22 +336,17 @@ struct TieRun {
   std::vector<uint32_t> g, c;
   explicit TieRun(int64_t n) : g(static_cast<std::size_t>(n), 0x3FC00000u), c(g) {}
   void differ(int64_t i) { c[static_cast<std::size_t>(i)] = 0x3FC00001u; }
+  // The signature of the contiguous run equals the scalar path's (element
+  // stride 2), byte for byte; returns the scalar path's.
+  peat_signature_t require_scalar_identical() const {
+    const std::vector<uint64_t> gw(g.begin(), g.end()), cw(c.begin(), c.end());
+    const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0),
+        c1(Fmt::F32, cw, 0, 1, 0);
+    const peat_signature_t ref = analyze(gs, cs, 1);
+    require_identical(analyze(g1, c1, 1), ref);
+    return ref;
+  }
 };
-
-peat::impl::analyzer::F32FastState fast_state_for_test(peat::impl::analyzer::ExactAcc* acc, uint64_t* ulp, uint64_t* rel,
-                                                       uint64_t* bits, uint64_t* pop, uint64_t* top,
-                                                       uint64_t* top_set, uint64_t* low) {
-  peat::impl::analyzer::F32FastState st;
-  st.acc = acc;
-  st.ulp_hist = ulp;
-  st.rel_hist = rel;
-  st.xor_bit_hist = bits;
-  st.popcount_hist = pop;
-  st.top_bit_hist = top;
-  st.top_bit_set_hist = top_set;
-  st.low_bit_hist = low;
-  return st;
-}
 
 }  // namespace
 
@@ -347,11 +362,9 @@ TEST_CASE("split vectors: a few differing pairs go to the full path a vector at 
   const int64_t vectors = 3 * N + 5, n = vectors * N;
   TieRun run(n);
   for (int64_t v = 0; v < vectors; ++v) run.differ(v * N + v % N);
-  an::ExactAcc acc[an::kSumCount];
-  uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
-           bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {},
-           top[PEAT_SIGNATURE_XOR_BITS] = {}, top_set[PEAT_SIGNATURE_XOR_BITS] = {}, low[PEAT_SIGNATURE_XOR_BITS] = {};
-  an::F32FastState st = fast_state_for_test(acc, ulp, rel, bits, pop, top, top_set, low);
+  FastCall call;
+  const uint64_t *ulp = call.ulp, *pop = call.pop, *bits = call.bits;
+  an::F32FastState& st = call.st;
   an::F32FastParams p;
   p.rtol = 1e-9;  // every differing pair fails it
   p.ratio_min_abs = 1e-30f;
@@ -372,10 +385,7 @@ TEST_CASE("split vectors: a few differing pairs go to the full path a vector at 
   CHECK(st.ratio_min == 1.0);
   CHECK(st.ratio_max == static_cast<double>(1.5f + 0x1p-23f) / 1.5);
 
-  // The full reference: the same words through the scalar path.
-  std::vector<uint64_t> gw(run.g.begin(), run.g.end()), cw(run.c.begin(), run.c.end());
-  const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0), c1(Fmt::F32, cw, 0, 1, 0);
-  require_identical(analyze(g1, c1, 1), analyze(gs, cs, 1));
+  run.require_scalar_identical();  // the full reference: the scalar path
 }
 
 TEST_CASE("split vectors: staged pairs reach the maxima before a later whole vector", "[analyzer][simd][equal]") {
@@ -394,12 +404,9 @@ TEST_CASE("split vectors: staged pairs reach the maxima before a later whole vec
     run.differ(lane);
     for (int64_t j = N; j < 2 * N; ++j) run.differ(j);
     run.differ(3 * N + 1);  // and one more staged after the whole vector
-    std::vector<uint64_t> gw(run.g.begin(), run.g.end()), cw(run.c.begin(), run.c.end());
-    const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0), c1(Fmt::F32, cw, 0, 1, 0);
-    const peat_signature_t fast = analyze(g1, c1, 1), ref = analyze(gs, cs, 1);
+    const peat_signature_t ref = run.require_scalar_identical();
     CHECK(ref.max_abs_error_index == lane);
     CHECK(ref.max_rel_error_index == lane);
-    require_identical(fast, ref);
   }
 }
 
@@ -421,11 +428,8 @@ TEST_CASE("split vectors: the fast path changes regime between dense and sparse 
     for (int64_t j = 0; j < N; ++j)
       if (dense || j == v % N) run.differ(v * N + j);
   }
-  an::ExactAcc acc[an::kSumCount];
-  uint64_t ulp[PEAT_SIGNATURE_ULP_BUCKETS] = {}, rel[PEAT_SIGNATURE_REL_BUCKETS] = {},
-           bits[PEAT_SIGNATURE_XOR_BITS] = {}, pop[PEAT_SIGNATURE_POPCOUNT_BUCKETS] = {},
-           top[PEAT_SIGNATURE_XOR_BITS] = {}, top_set[PEAT_SIGNATURE_XOR_BITS] = {}, low[PEAT_SIGNATURE_XOR_BITS] = {};
-  an::F32FastState st = fast_state_for_test(acc, ulp, rel, bits, pop, top, top_set, low);
+  FastCall call;
+  an::F32FastState& st = call.st;
   an::F32FastParams p;
   p.rtol = 1e-3;
   p.ratio_min_abs = 1e-30f;
@@ -434,7 +438,5 @@ TEST_CASE("split vectors: the fast path changes regime between dense and sparse 
   CHECK(st.staged == static_cast<uint64_t>(2 * (region - R)));
   CHECK(st.bitwise == static_cast<uint64_t>(2 * region * N + 2 * region));
 
-  std::vector<uint64_t> gw(run.g.begin(), run.g.end()), cw(run.c.begin(), run.c.end());
-  const View gs(Fmt::F32, gw, 0, 2, 0), cs(Fmt::F32, cw, 0, 2, 0), g1(Fmt::F32, gw, 0, 1, 0), c1(Fmt::F32, cw, 0, 1, 0);
-  require_identical(analyze(g1, c1, 1), analyze(gs, cs, 1));
+  run.require_scalar_identical();
 }
