@@ -1,6 +1,6 @@
 // Profiler::BufferPool: byte buffers handed back after use (a record's tensor
-// copies once encoded, its payload once written) and taken again for the
-// next record's copies and payload.
+// copies once written: each holds its tensor's encoding by then, see
+// encode_record) and taken again for the next records' copies.
 //
 // Why: a recording moves every tensor through freshly allocated buffers of
 // megabytes, which the C library maps and unmaps each time; every page of

@@ -116,7 +116,6 @@ class Profiler {
   void settle_contents(Job& job);
   bool submit(std::unique_ptr<Job> job);
   void encode_now(Job& job) noexcept;
-  void give_back_tensors(trace::RecordData& data) noexcept;
   void encode(Job* job) noexcept;
   // With mutex_ held (`lock`): encodes a queued job no thread has started,
   // on the calling thread (the writer waiting for the next record, a caller

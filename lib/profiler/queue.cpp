@@ -103,8 +103,9 @@ bool Profiler::submit(std::unique_ptr<Job> job) {
 void Profiler::encode_now(Job& job) noexcept {
   try {
     if (!job.tickets.empty()) job.wait_tickets();
-    job.encoded = trace::encode_record(job.data, codec_, zstd_level_, pool_.take(trace::payload_reserve(job.data)));
-    give_back_tensors(job.data);
+    // Each tensor copy is encoded within its own buffer, which the writer
+    // hands back to the pool once written.
+    job.encoded = trace::encode_record(std::move(job.data), codec_, zstd_level_);
     job.data = trace::StepData{};  // release the raw tensor copies early
   } catch (const std::exception& e) {
     job.ok = false;
@@ -112,19 +113,6 @@ void Profiler::encode_now(Job& job) noexcept {
       job.error = e.what();
     } catch (...) {
     }
-  }
-}
-
-// The encoded record's tensor copies go back to the pool for the next capture.
-void Profiler::give_back_tensors(trace::RecordData& data) noexcept {
-  const auto give = [&](std::vector<trace::TensorData>& tensors) {
-    for (trace::TensorData& t : tensors) pool_.give(std::move(t.bytes));
-  };
-  if (auto* op = std::get_if<trace::OpData>(&data)) {
-    give(op->inputs);
-    give(op->outputs);
-  } else if (auto* cp = std::get_if<trace::CheckpointData>(&data)) {
-    give(cp->tensors);
   }
 }
 
@@ -215,7 +203,8 @@ void Profiler::writer_loop() noexcept {
     // hold the job for a while.
     const uint64_t job_raw_bytes = job->encoded.raw_bytes;
     std::vector<std::byte>().swap(job->encoded.frame);
-    pool_.give(std::move(job->encoded.payload));  // leaves it empty
+    for (std::vector<std::byte>& part : job->encoded.payload) pool_.give(std::move(part));
+    job->encoded.payload.clear();
     std::lock_guard lock(mutex_);
     queue_bytes_ -= job->bytes;
     ++finished_seq_;

@@ -4,7 +4,9 @@
 
 #include <xxhash.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -37,38 +39,104 @@ std::size_t encoded_bound(peat_trace_codec_t codec, std::size_t raw_bytes) noexc
   return raw_bytes;
 }
 
+namespace {
+
+// Per-thread scratch of the encoders: the byte-shuffled tensor, and zstd
+// output that does not go straight to its destination.
+thread_local std::vector<std::byte> t_shuffled;
+thread_local std::vector<std::byte> t_compressed;
+
+// Drops scratch buffers that grew huge (not kept per thread).
+void trim_scratch() noexcept {
+  for (auto* scratch : {&t_shuffled, &t_compressed}) {
+    if (scratch->capacity() > (std::size_t{64} << 20)) {
+      scratch->clear();
+      scratch->shrink_to_fit();
+    }
+  }
+}
+
+// The bytes zstd reads: `in` itself, or its byte-shuffle in scratch.
+const std::byte* shuffled_source(const std::byte* in, std::size_t bytes, std::size_t elem_size) {
+  if (elem_size <= 1) return in;
+  t_shuffled.resize(bytes);
+  shuffle_bytes(in, t_shuffled.data(), bytes, elem_size);
+  return t_shuffled.data();
+}
+
+// zstd of `bytes` bytes at `src` into `dst` (room for `capacity` bytes); 0
+// when the encoding does not fit there, the encoded size otherwise.
+std::size_t compress(std::byte* dst, std::size_t capacity, const std::byte* src, std::size_t bytes, int level) {
+  const std::size_t n = ZSTD_compressCCtx(thread_cctx(), dst, capacity, src, bytes, level);
+  if (!ZSTD_isError(n)) return n;
+  if (ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall) return 0;
+  fail(PEAT_STATUS_INTERNAL, "zstd compression failed: {}", ZSTD_getErrorName(n));
+}
+
+// zstd of `src` into scratch sized to the bound.
+std::pair<const std::byte*, std::size_t> compress_to_scratch(const std::byte* src, std::size_t bytes, int level) {
+  const std::size_t bound = ZSTD_compressBound(bytes);
+  if (t_compressed.size() < bound) t_compressed.resize(bound);
+  const std::size_t n = compress(t_compressed.data(), bound, src, bytes, level);
+  if (n == 0) fail(PEAT_STATUS_INTERNAL, "zstd compression failed: its bound of {} bytes was too small", bound);
+  return {t_compressed.data(), n};
+}
+
+void check_codec(peat_trace_codec_t codec) {
+  if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
+    fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown trace codec {}", codec);
+}
+
+}  // namespace
+
 std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
                    std::size_t elem_size, std::vector<std::byte>& out) {
+  check_codec(codec);
   const std::size_t start = out.size();
   if (codec == PEAT_TRACE_CODEC_RAW) {
     out.resize(start + bytes);
     if (bytes) std::memcpy(out.data() + start, in, bytes);
     return bytes;
   }
-  if (codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD) fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown trace codec {}", codec);
   if (bytes == 0) return 0;
-  thread_local std::vector<std::byte> shuffled;
-  const std::byte* src = in;
-  if (elem_size > 1) {
-    shuffled.resize(bytes);
-    shuffle_bytes(in, shuffled.data(), bytes, elem_size);
-    src = shuffled.data();
-  }
   // Compressed into a per-thread scratch buffer, then appended: growing `out`
   // by the whole bound would zero-fill (and fault in) about the raw size for
   // every tensor only for zstd to overwrite part of it.
-  thread_local std::vector<std::byte> compressed;
-  const std::size_t bound = ZSTD_compressBound(bytes);
-  if (compressed.size() < bound) compressed.resize(bound);
-  const std::size_t n = ZSTD_compressCCtx(thread_cctx(), compressed.data(), bound, src, bytes, level);
-  if (ZSTD_isError(n)) fail(PEAT_STATUS_INTERNAL, "zstd compression failed: {}", ZSTD_getErrorName(n));
-  out.insert(out.end(), compressed.begin(), compressed.begin() + static_cast<std::ptrdiff_t>(n));
-  for (auto* scratch : {&shuffled, &compressed}) {
-    if (scratch->capacity() > (std::size_t{64} << 20)) {
-      scratch->clear();
-      scratch->shrink_to_fit();  // do not keep huge scratch buffers per thread
+  const auto [data, n] = compress_to_scratch(shuffled_source(in, bytes, elem_size), bytes, level);
+  out.insert(out.end(), data, data + n);
+  trim_scratch();
+  return n;
+}
+
+std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
+                             std::size_t elem_size, std::vector<std::byte>& buffer) {
+  check_codec(codec);
+  if (codec == PEAT_TRACE_CODEC_RAW || bytes == 0) {
+    if (buffer.data() != in || buffer.size() != bytes) {
+      std::vector<std::byte> copy(in, in + bytes);  // `in` may lie inside `buffer`
+      buffer.swap(copy);
     }
+    return bytes;
   }
+  std::size_t n = 0;
+  if (elem_size > 1) {
+    const std::byte* src = shuffled_source(in, bytes, elem_size);  // `in` is read: `buffer` is free
+    // Room up to the bound within the capacity already there: resize only
+    // zero-fills past the current size (nothing when `in` is the buffer).
+    buffer.resize(std::min(buffer.capacity(), ZSTD_compressBound(bytes)));
+    n = buffer.empty() ? 0 : compress(buffer.data(), buffer.size(), src, bytes, level);
+    if (n == 0) {  // it does not fit (or there is no room): scratch, then copied in
+      const auto [data, m] = compress_to_scratch(src, bytes, level);
+      buffer.assign(data, data + m);
+      n = m;
+    }
+    buffer.resize(n);
+  } else {
+    const auto [data, m] = compress_to_scratch(in, bytes, level);
+    buffer.assign(data, data + m);
+    n = m;
+  }
+  trim_scratch();
   return n;
 }
 

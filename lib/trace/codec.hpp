@@ -24,6 +24,19 @@ void unshuffle_bytes(const std::byte* in, std::byte* out, std::size_t bytes, std
 std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
                    std::size_t elem_size, std::vector<std::byte>& out);
 
+// Encodes like encode(), but the encoding replaces the contents of `buffer`
+// instead of being appended, and `in` may be buffer.data() (the bytes
+// themselves): the recording path encodes each tensor copy into its own
+// buffer, whose pages the copy faulted in already, so that no payload buffer
+// is filled and no compressed bytes are copied once more. For SHUFFLE_ZSTD
+// with elements of 2 bytes or more, zstd writes into `buffer` (after the
+// shuffle has read `in`) within the capacity it has; an encoding that does
+// not fit there, and 1-byte elements, go through per-thread scratch and are
+// copied in. Returns the encoded size (buffer.size()). Thread-safe; throws
+// like encode().
+std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
+                             std::size_t elem_size, std::vector<std::byte>& buffer);
+
 // Decodes `encoded_bytes` bytes into exactly `raw_bytes` bytes at `dst`.
 // Returns an empty string on success, otherwise what is wrong with the data
 // (never throws for bad data; the caller adds file/record/offset).

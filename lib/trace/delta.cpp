@@ -2,6 +2,7 @@
 
 #include "lib/trace/codec.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace peat::impl::trace {
@@ -29,12 +30,20 @@ bool delta_pays(const std::byte* xored, const std::byte* plain, std::size_t byte
 }
 
 bool encode_delta(int level, const std::byte* in, const std::byte* base, std::size_t bytes, std::size_t elem_size,
-                  std::vector<std::byte>& out, std::size_t* encoded) {
+                  std::vector<std::byte>& buffer, std::size_t* encoded) {
+  if (elem_size < 2 || bytes < elem_size) return false;
   thread_local std::vector<std::byte> xored;
-  xored.assign(in, in + bytes);
-  xor_into(xored.data(), base, bytes);
-  const bool pays = delta_pays(xored.data(), in, bytes, elem_size);
-  if (pays) *encoded = encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, level, xored.data(), bytes, elem_size, out);
+  // The probe: whole elements of the first part, judged by the same rule.
+  const std::size_t probe = std::min(bytes, kDeltaProbeBytes / elem_size * elem_size);
+  xored.assign(in, in + probe);
+  xor_into(xored.data(), base, probe);
+  bool pays = delta_pays(xored.data(), in, probe, elem_size);
+  if (pays && probe < bytes) {
+    xored.insert(xored.end(), in + probe, in + bytes);
+    xor_into(xored.data() + probe, base + probe, bytes - probe);
+    pays = delta_pays(xored.data(), in, bytes, elem_size);
+  }
+  if (pays) *encoded = encode_replacing(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, level, xored.data(), bytes, elem_size, buffer);
   if (xored.capacity() > (std::size_t{64} << 20)) {
     xored.clear();
     xored.shrink_to_fit();  // do not keep huge scratch buffers per thread

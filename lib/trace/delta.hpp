@@ -24,11 +24,19 @@ void xor_into(std::byte* dst, const std::byte* src, std::size_t n) noexcept;
 // second encoding. False for 1-byte elements.
 bool delta_pays(const std::byte* xored, const std::byte* plain, std::size_t bytes, std::size_t elem_size) noexcept;
 
+// Bytes of a tensor's first part that delta_pays judges before the whole
+// tensor is XORed: versions of one weight change in every part alike, so a
+// failing first part (an unrelated tensor at the same position) ends the
+// attempt after 64 KiB instead of a pass over the whole tensor and a copy.
+inline constexpr std::size_t kDeltaProbeBytes = std::size_t{64} << 10;
+
 // Encodes `bytes` bytes of `in` against `base` (the same size): when the XOR
-// pays (delta_pays), appends its byte-shuffle + zstd encoding (zstd `level`)
-// to `out` and returns true with `*encoded` set to its size; false (nothing
-// appended) otherwise. Thread-safe (per-thread scratch).
+// pays (delta_pays on the first kDeltaProbeBytes, then on the whole), its
+// byte-shuffle + zstd encoding (zstd `level`) replaces the contents of
+// `buffer` (encode_replacing; `in` may be buffer.data()) and it returns true
+// with `*encoded` set to its size; false (`buffer` untouched) otherwise.
+// Thread-safe (per-thread scratch).
 bool encode_delta(int level, const std::byte* in, const std::byte* base, std::size_t bytes, std::size_t elem_size,
-                  std::vector<std::byte>& out, std::size_t* encoded);
+                  std::vector<std::byte>& buffer, std::size_t* encoded);
 
 }  // namespace peat::impl::trace

@@ -133,13 +133,23 @@ namespace {
 
 using TensorOffsets = fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>>;
 
+// The payload of a record being encoded: one part per stored tensor.
+struct Payload {
+  std::vector<std::vector<std::byte>> parts;
+  uint64_t size = 0;
+};
+
 // Encodes tensors into `payload` and their descriptions into `builder`.
+// `owned` is null, or the same tensors as `tensors` with byte buffers the
+// encodings may take over (encode_record of an rvalue): each tensor is then
+// encoded within its own buffer, which becomes its payload part.
 TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<TensorData>& tensors,
-                          peat_trace_codec_t codec, int level, std::vector<std::byte>& payload,
+                          std::vector<TensorData>* owned, peat_trace_codec_t codec, int level, Payload& payload,
                           uint64_t& raw_total) {
   std::vector<fbs::Offset<fb::Tensor>> offsets;
   offsets.reserve(tensors.size());
-  for (const TensorData& t : tensors) {
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const TensorData& t = tensors[i];
     // A stored tensor's bytes are encoded into the payload; a reference
     // (format 1.2) stores none: its bytes lie in the record named by ref->seq.
     uint64_t raw = tensor_bytes(t), sum = 0, at = 0, n = 0;
@@ -147,15 +157,19 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
     if (!t.ref) {
       raw = t.bytes.size();
       sum = checksum(t.bytes.data(), t.bytes.size());
-      at = payload.size();
+      at = payload.size;
+      std::vector<std::byte> part;
+      if (owned) part = std::move((*owned)[i].bytes);  // `t.bytes` is empty from here on
+      const std::byte* in = owned ? part.data() : t.bytes.data();
+      const std::size_t es = element_size(t.dtype);
       std::size_t enc = 0;
-      delta = t.base && t.base_bytes && codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD &&
-              t.base_bytes->size() == t.bytes.size() &&
-              encode_delta(level, t.bytes.data(), t.base_bytes->data(), t.bytes.size(), element_size(t.dtype),
-                           payload, &enc);
+      delta = t.base && t.base_bytes && codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD && t.base_bytes->size() == raw &&
+              encode_delta(level, in, t.base_bytes->data(), raw, es, part, &enc);
       if (t.base && !delta && t.base_misses) t.base_misses->fetch_add(1, std::memory_order_relaxed);
-      n = delta ? enc : encode(codec, level, t.bytes.data(), t.bytes.size(), element_size(t.dtype), payload);
-      payload.resize(pad8(payload.size()));
+      n = delta ? enc : encode_replacing(codec, level, in, raw, es, part);
+      part.resize(pad8(part.size()));
+      payload.size += part.size();
+      if (!part.empty()) payload.parts.push_back(std::move(part));
     }
     raw_total += raw;
     const auto name = builder.CreateString(t.name);
@@ -222,37 +236,27 @@ std::vector<std::byte> frame(uint16_t kind, const uint8_t* meta, std::size_t met
   return out;
 }
 
-std::size_t payload_reserve(const RecordData& record) noexcept {
-  std::size_t stored = 0;
-  const auto count = [&](const std::vector<TensorData>& tensors) {
-    for (const TensorData& t : tensors) stored += pad8(t.bytes.size());
-  };
-  if (const auto* op = std::get_if<OpData>(&record)) {
-    count(op->inputs);
-    count(op->outputs);
-  } else if (const auto* cp = std::get_if<CheckpointData>(&record)) {
-    count(cp->tensors);
-  }
-  return stored;
-}
+namespace {
 
-EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level,
-                            std::vector<std::byte> payload_storage) {
+// encode_record of `record`; `owned` is null or `record` itself, whose
+// tensors' byte buffers the payload may take over.
+EncodedRecord encode(const RecordData& record, RecordData* owned, peat_trace_codec_t codec, int level) {
   if (codec != PEAT_TRACE_CODEC_RAW && codec != PEAT_TRACE_CODEC_SHUFFLE_ZSTD)
     fail(PEAT_STATUS_INVALID_ARGUMENT, "unknown trace codec {}", codec);
   check_record(record);
   fbs::FlatBufferBuilder builder(1024);
-  std::vector<std::byte> payload = std::move(payload_storage);
-  payload.clear();
-  payload.reserve(payload_reserve(record));
+  Payload payload;
   EncodedRecord out;
   fbs::Offset<void> body;
   fb::Body type = fb::Body::NONE;
   if (const auto* op = std::get_if<OpData>(&record)) {
     for (std::size_t i = 0; i < op->inputs.size(); ++i) check_tensor(op->inputs[i], fmt::format("inputs[{}]", i));
     for (std::size_t i = 0; i < op->outputs.size(); ++i) check_tensor(op->outputs[i], fmt::format("outputs[{}]", i));
-    const auto inputs = add_tensors(builder, op->inputs, codec, level, payload, out.raw_bytes);
-    const auto outputs = add_tensors(builder, op->outputs, codec, level, payload, out.raw_bytes);
+    auto* own = owned ? std::get_if<OpData>(owned) : nullptr;
+    const auto inputs = add_tensors(builder, op->inputs, own ? &own->inputs : nullptr, codec, level, payload,
+                                    out.raw_bytes);
+    const auto outputs = add_tensors(builder, op->outputs, own ? &own->outputs : nullptr, codec, level, payload,
+                                     out.raw_bytes);
     std::vector<fbs::Offset<fb::Attr>> attrs;
     for (const AttrData& a : op->attrs) {
       const auto key = builder.CreateString(a.key);
@@ -279,7 +283,9 @@ EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, 
     out.kind = PEAT_TRACE_KIND_OP;
   } else if (const auto* cp = std::get_if<CheckpointData>(&record)) {
     for (std::size_t i = 0; i < cp->tensors.size(); ++i) check_tensor(cp->tensors[i], fmt::format("tensors[{}]", i));
-    const auto tensors = add_tensors(builder, cp->tensors, codec, level, payload, out.raw_bytes);
+    auto* own = owned ? std::get_if<CheckpointData>(owned) : nullptr;
+    const auto tensors = add_tensors(builder, cp->tensors, own ? &own->tensors : nullptr, codec, level, payload,
+                                     out.raw_bytes);
     const auto name = builder.CreateString(cp->name);
     body = fb::CreateCheckpoint(builder, name, cp->step, tensors).Union();
     type = fb::Body::Checkpoint;
@@ -300,11 +306,27 @@ EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, 
   if (builder.GetSize() > kDefaultMaxMetaBytes)  // the bound above makes this unreachable; kept as the rule
     fail(PEAT_STATUS_INVALID_ARGUMENT, "record metadata of {} bytes is above the {}-byte limit of trace readers",
          builder.GetSize(), kDefaultMaxMetaBytes);
-  payload.resize(pad8(payload.size()));  // every tensor's bytes end padded already
-  out.frame = frame_head(out.kind, builder.GetBufferPointer(), builder.GetSize(), payload.size());
-  out.payload = std::move(payload);
+  out.frame = frame_head(out.kind, builder.GetBufferPointer(), builder.GetSize(), payload.size);
+  out.payload = std::move(payload.parts);  // each part padded to 8 already
   return out;
 }
+
+}  // namespace
+
+EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level) {
+  return encode(record, nullptr, codec, level);
+}
+
+EncodedRecord encode_record(RecordData&& record, peat_trace_codec_t codec, int level) {
+  return encode(record, &record, codec, level);
+}
+
+uint64_t EncodedRecord::payload_bytes() const noexcept {
+  uint64_t n = 0;
+  for (const std::vector<std::byte>& part : payload) n += part.size();
+  return n;
+}
+
 
 bool stamp_seq(std::vector<std::byte>& framed, uint64_t seq) {
   if (framed.size() < kFrameFixed) return false;

@@ -98,15 +98,18 @@ struct RunInfoData {
   std::vector<std::pair<std::string, std::string>> tags;
 };
 
-// A record ready to be appended: its frame, written as `frame` then `payload`.
-// encode_record keeps the payload apart (frame holds the fixed part and the
-// metadata) so that the compressed tensors are never copied once more into one
-// buffer; a frame built whole (frame() below) leaves payload empty.
+// A record ready to be appended: its frame, written as `frame` then the
+// payload parts in order. encode_record keeps the payload apart (frame holds
+// the fixed part and the metadata) and in one part per stored tensor, so that
+// the encoded tensors are never copied once more into one buffer (and, for an
+// rvalue record, each is encoded within its own buffer); a frame built whole
+// (frame() below) leaves payload empty.
 struct EncodedRecord {
   uint16_t kind = 0;
-  std::vector<std::byte> frame;    // the whole frame, or its head when payload is set
-  std::vector<std::byte> payload;  // the payload (its length a multiple of 8), or empty
-  uint64_t raw_bytes = 0;          // decoded tensor bytes it carries
+  std::vector<std::byte> frame;                  // the whole frame, or its head when payload is set
+  std::vector<std::vector<std::byte>> payload;   // the payload's parts, each a multiple of 8 bytes, or none
+  uint64_t raw_bytes = 0;                        // decoded tensor bytes it carries
+  uint64_t payload_bytes() const noexcept;       // the parts' bytes together
 };
 
 // Element size in bytes of a dtype as the trace stores it: ceil(bits * lanes / 8).
@@ -131,19 +134,14 @@ uint64_t meta_bytes_bound(const RecordData& record) noexcept;
 // Throws INVALID_ARGUMENT when `text` (the field `what`) is not valid UTF-8.
 void check_utf8(std::string_view text, const std::string& what);
 
-// The payload room encode_record reserves up front: the stored tensors' raw
-// bytes, each padded to 8. Compressed tensors are (nearly always) smaller, so
-// appending them never moves the payload to a larger buffer (a copy, and
-// fresh pages, for each growth).
-std::size_t payload_reserve(const RecordData& record) noexcept;
-
 // Encodes one record (tensors with `codec` at zstd `level`). Thread-safe.
 // The record's sequence number is a placeholder the Writer stamps (stamp_seq).
-// `payload_storage` is a buffer to reuse for the payload (its contents are
-// dropped, its capacity kept): the profiler hands back written payloads so
-// that encoding does not fault in fresh pages for every record.
-EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level,
-                            std::vector<std::byte> payload_storage = {});
+EncodedRecord encode_record(const RecordData& record, peat_trace_codec_t codec, int level);
+// The same record, encoded within the stored tensors' own byte buffers, which
+// become the payload parts (the profiler's tensor copies: their pages are
+// touched already, and no compressed byte is copied again). The tensors'
+// `bytes` are left empty; the rest of `record` is unchanged.
+EncodedRecord encode_record(RecordData&& record, peat_trace_codec_t codec, int level);
 
 // Sets the sequence number (Record.seq) of a framed record whose metadata
 // carries one and updates the frame checksum; false when it carries none.

@@ -1,15 +1,19 @@
 // Profiler::BufferPool (lib/profiler/buffer_pool.hpp): buffers handed back are
 // reused (same storage, so their pages are not faulted in again), the pool
 // never holds more than its capacity, small buffers are not pooled, and a
-// buffer much larger than a request is not tied up by it. Also: a record that
-// encode_record keeps in two parts (frame head, payload) is the same record
-// on disk as the one frame() builds whole.
+// buffer much larger than a request is not tied up by it. Also: a tensor is
+// encoded within its own buffer (encode_replacing) to the bytes encode()
+// gives, and a record that encode_record keeps apart (frame head, one part per
+// stored tensor) is the same record on disk as the one frame() builds whole.
 #include <catch2/catch.hpp>
 
 #include "lib/profiler/buffer_pool.hpp"
+#include "lib/trace/codec.hpp"
 #include "lib/trace/format.hpp"
 #include "lib/trace/record.hpp"
 
+#include <cstring>
+#include <string>
 #include <vector>
 
 using peat::impl::profiler::BufferPool;
@@ -51,32 +55,105 @@ TEST_CASE("buffer pool: bounded, small buffers freed, large ones not tied up by 
   CHECK(half.capacity() == std::size_t{1} << 20);
 }
 
-TEST_CASE("encode_record keeps the payload apart: head and payload make the frame that frame() builds") {
-  using namespace peat::impl::trace;
+namespace {
+
+using namespace peat::impl::trace;
+
+TensorData f32_tensor(const char* name, std::size_t n, uint32_t seed) {
+  TensorData t;
+  t.name = name;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = {static_cast<int64_t>(n)};
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7 + seed) % 101) * 0.01f;
+  t.bytes.resize(n * 4);
+  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  return t;
+}
+
+// Bytes no codec compresses (xorshift), as a tensor of `es`-byte elements.
+std::vector<std::byte> noise(std::size_t bytes, uint64_t seed) {
+  std::vector<std::byte> out(bytes);
+  for (std::byte& b : out) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    b = static_cast<std::byte>(seed >> 24);
+  }
+  return out;
+}
+
+std::vector<std::byte> decoded(peat_trace_codec_t codec, const std::vector<std::byte>& enc, std::size_t raw,
+                               std::size_t es) {
+  std::vector<std::byte> out(raw), scratch;
+  const std::string err = decode(codec, enc.data(), enc.size(), out.data(), raw, es, scratch);
+  INFO(err);
+  CHECK(err.empty());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("encode_replacing: encoded within the buffer, or through scratch when it does not fit, to the bytes encode gives") {
+  for (const std::size_t es : {std::size_t{4}, std::size_t{2}, std::size_t{1}}) {
+    for (const bool compressible : {true, false}) {
+      CAPTURE(es, compressible);
+      std::vector<std::byte> raw = compressible ? f32_tensor("x", 4096, 3).bytes : noise(16384, 99);
+      std::vector<std::byte> appended{std::byte{5}};  // encode appends after what is there
+      const std::size_t n = encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, raw.data(), raw.size(), es, appended);
+      std::vector<std::byte> buffer = raw;
+      const std::byte* storage = buffer.data();
+      CHECK(encode_replacing(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, buffer.data(), buffer.size(), es, buffer) == n);
+      CHECK(buffer == std::vector<std::byte>(appended.begin() + 1, appended.end()));
+      // Shuffled data that compresses is encoded in the buffer itself; bytes
+      // that do not fit (noise) or 1-byte elements come through scratch.
+      if (es > 1 && compressible) CHECK(buffer.data() == storage);
+      CHECK(decoded(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, buffer, raw.size(), es) == raw);
+      std::vector<std::byte> fresh;  // no capacity: the scratch path
+      CHECK(encode_replacing(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, raw.data(), raw.size(), es, fresh) == n);
+      CHECK(fresh == buffer);
+    }
+  }
+  std::vector<std::byte> raw = noise(1000, 7), buffer = raw;
+  const std::byte* storage = buffer.data();
+  CHECK(encode_replacing(PEAT_TRACE_CODEC_RAW, 1, buffer.data(), buffer.size(), 4, buffer) == 1000);
+  CHECK(buffer.data() == storage);  // raw: the buffer is its own encoding
+  CHECK(buffer == raw);
+  std::vector<std::byte> other = noise(24, 8);
+  CHECK(encode_replacing(PEAT_TRACE_CODEC_RAW, 1, raw.data() + 8, 16, 4, other) == 16);
+  CHECK(other == std::vector<std::byte>(raw.begin() + 8, raw.begin() + 24));
+}
+
+TEST_CASE("encode_record keeps the payload apart (head and parts make the frame that frame() builds), and an rvalue "
+          "record is encoded within its own buffers to the same bytes") {
   OpData op;
   op.op = "aten::mm";
-  TensorData t;
-  t.name = "x";
-  t.dtype = DLDataType{kDLFloat, 32, 1};
-  t.shape = {1000};
-  t.bytes.resize(4000);
-  for (std::size_t i = 0; i < t.bytes.size(); ++i) t.bytes[i] = static_cast<std::byte>(i * 7);
-  op.inputs.push_back(t);
-  std::vector<std::byte> reused;
-  reused.reserve(1 << 16);
-  reused.push_back(std::byte{1});  // contents dropped, capacity kept
-  const std::byte* storage = reused.data();
-  const EncodedRecord e = encode_record(op, PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, std::move(reused));
-  REQUIRE_FALSE(e.payload.empty());
-  CHECK(e.payload.data() == storage);
-  CHECK(e.payload.size() % 8 == 0);
+  op.inputs.push_back(f32_tensor("x", 1000, 1));
+  op.inputs.push_back(f32_tensor("w", 1000, 2));
+  op.inputs.back().ref = TensorRef{0, PEAT_TRACE_SLOT_INPUT, 0};  // a reference: no part
+  op.inputs.back().bytes.clear();
+  op.outputs.push_back(f32_tensor("y", 257, 4));
+  op.outputs.back().dtype = DLDataType{kDLInt, 8, 1};  // 1-byte elements: through scratch
+  op.outputs.back().shape = {257 * 4};
+  const EncodedRecord e = encode_record(op, PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1);
+  REQUIRE(e.payload.size() == 2);  // one part per stored tensor
+  for (const auto& part : e.payload) CHECK(part.size() % 8 == 0);
   const auto* head = reinterpret_cast<const unsigned char*>(e.frame.data());
   const uint32_t meta_len = get_u32(head + 8);
-  const uint64_t payload_len = get_u64(head + 16);
-  CHECK(payload_len == e.payload.size());
+  CHECK(get_u64(head + 16) == e.payload_bytes());
+  std::vector<std::byte> payload;
+  for (const auto& part : e.payload) payload.insert(payload.end(), part.begin(), part.end());
   const std::vector<std::byte> whole =
-      frame(e.kind, reinterpret_cast<const uint8_t*>(e.frame.data()) + kFrameFixed, meta_len, e.payload);
+      frame(e.kind, reinterpret_cast<const uint8_t*>(e.frame.data()) + kFrameFixed, meta_len, payload);
   std::vector<std::byte> joined = e.frame;
-  joined.insert(joined.end(), e.payload.begin(), e.payload.end());
+  joined.insert(joined.end(), payload.begin(), payload.end());
   CHECK(whole == joined);
+
+  RecordData owned = op;
+  const std::byte* x_storage = std::get<OpData>(owned).inputs[0].bytes.data();
+  const EncodedRecord m = encode_record(std::move(owned), PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1);
+  CHECK(m.frame == e.frame);
+  CHECK(m.payload == e.payload);
+  CHECK(m.payload[0].data() == x_storage);  // the tensor copy holds its encoding
+  CHECK(std::get<OpData>(owned).inputs[0].bytes.empty());
+  CHECK(std::get<OpData>(owned).outputs[0].bytes.empty());
+  CHECK(std::get<OpData>(owned).outputs[0].name == "y");  // the rest is left as it was
 }

@@ -7,11 +7,13 @@
 #include <peat/peat.h>
 
 #include "profiler/delta_bases.hpp"
+#include "trace/codec.hpp"
 #include "trace/delta.hpp"
 #include "trace/record.hpp"
 #include "trace/writer.hpp"
 #include "trace_reader_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -144,6 +146,45 @@ TEST_CASE("trace deltas: the XOR test keeps deltas to versions of one tensor", "
   CHECK(pays(b, a));
   CHECK_FALSE(pays(relu, other));  // the XOR spoils the zeros
   CHECK_FALSE(pays(weight(4096, 0, 2), a));  // another tensor of the same distribution
+}
+
+TEST_CASE("trace deltas: the first part is judged before the whole, and a delta is encoded within the buffer",
+          "[trace]") {
+  const std::size_t n = 3 * kDeltaProbeBytes / 4;  // three probes' worth of floats
+  const std::vector<float> a = weight(n, 0), b = weight(n, 1), unrelated = weight(n, 0, 2);
+  const std::size_t probe = kDeltaProbeBytes / 4;
+  std::vector<float> head_unrelated = b, tail_unrelated = b;
+  std::copy(unrelated.begin(), unrelated.begin() + probe, head_unrelated.begin());
+  std::copy(unrelated.begin() + probe, unrelated.end(), tail_unrelated.begin() + probe);
+  const auto attempt = [&](const std::vector<float>& x, std::vector<std::byte>& buffer) {
+    std::size_t enc = 0;
+    buffer = bytes_of(x);
+    const bool pays = encode_delta(1, buffer.data(), bytes_of(a).data(), buffer.size(), 4, buffer, &enc);
+    CHECK(enc == (pays ? buffer.size() : 0));
+    return pays;
+  };
+  const auto whole_rule = [&](const std::vector<float>& x) {
+    std::vector<std::byte> xored = bytes_of(x);
+    xor_into(xored.data(), bytes_of(a).data(), xored.size());
+    return delta_pays(xored.data(), bytes_of(x).data(), xored.size(), 4);
+  };
+  std::vector<std::byte> buffer;
+  // The rule over the whole would take the first (two thirds of it are a
+  // version); the probe ends the attempt on its first part.
+  CHECK(whole_rule(head_unrelated));
+  CHECK_FALSE(attempt(head_unrelated, buffer));
+  CHECK(buffer == bytes_of(head_unrelated));  // untouched
+  // A first part that passes: the whole decides.
+  CHECK(attempt(tail_unrelated, buffer) == whole_rule(tail_unrelated));
+  CHECK_FALSE(attempt(unrelated, buffer));
+  CHECK(buffer == bytes_of(unrelated));
+  REQUIRE(attempt(b, buffer));
+  // What it holds now is the shuffled zstd of b XOR a.
+  std::vector<std::byte> x = bytes_of(b), back(x.size()), scratch;
+  xor_into(x.data(), bytes_of(a).data(), x.size());
+  std::vector<std::byte> plain;
+  encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, x.data(), x.size(), 4, plain);
+  CHECK(buffer == plain);
 }
 
 TEST_CASE("trace deltas: a base the reader cannot follow is reported, not followed", "[trace]") {
