@@ -232,12 +232,14 @@ class PeatMode(TorchDispatchMode):
         if info is None:
             info = self._func_info(func)
         packet, handled, is_view = info
+        if not handled:  # most calls: passed through before anything else is looked at
+            tracker = self._tracker
+            if (not is_view and tracker is not None and tracker.frames
+                    and not (_FakeTensor and _has_fake(args))):
+                tracker.note_unhandled(packet)  # views and metadata ops are not work
+            return func(*args, **kwargs)
         if _FakeTensor and _has_fake(args):
             return func(*args, **kwargs)  # tracing (torch.compile): no data to record or compare
-        if not handled:
-            if not is_view and self._tracker is not None and self._tracker.frames:
-                self._tracker.note_unhandled(packet)  # views and metadata ops are not work
-            return func(*args, **kwargs)
         self.ops_seen += 1
         self.ops_handled += 1
         tracker = self._tracker
