@@ -18,6 +18,7 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -290,10 +291,18 @@ int main(int argc, char** argv) {
         std::vector<unsigned char> seed{static_cast<unsigned char>(e.kind), static_cast<unsigned char>(meta_len),
                                         static_cast<unsigned char>(meta_len >> 8)};
         seed.insert(seed.end(), f + kFrameFixed, f + kFrameFixed + meta_len);
-        // encode_record keeps the payload apart from the frame's head
-        const auto* payload = e.payload.empty() ? f + kFrameFixed + pad8(meta_len)
-                                                : reinterpret_cast<const unsigned char*>(e.payload.data());
-        seed.insert(seed.end(), payload, payload + payload_len);
+        // encode_record keeps the payload apart from the frame's head, as one
+        // part per stored tensor; the file holds the parts back to back.
+        if (e.payload.empty()) {
+          const auto* payload = f + kFrameFixed + pad8(meta_len);
+          seed.insert(seed.end(), payload, payload + payload_len);
+        } else {
+          for (const std::vector<std::byte>& part : e.payload) {
+            const auto* p = reinterpret_cast<const unsigned char*>(part.data());
+            seed.insert(seed.end(), p, p + part.size());
+          }
+          if (seed.size() != 3 + meta_len + payload_len) throw std::runtime_error("seed: payload parts do not add up");
+        }
         put(root / "trace_meta", "record" + std::to_string(n++), seed.data(), seed.size());
       }
       w.close();
