@@ -5,26 +5,26 @@
 
 namespace peat::impl::profiler {
 
-std::vector<std::byte> BufferPool::take(std::size_t bytes) {
+ByteBuffer BufferPool::take(std::size_t bytes) {
   if (bytes < kMinBytes) return {};
   std::lock_guard lock(mutex_);
   const auto it = free_.lower_bound(bytes);
   if (it == free_.end() || it->first / 2 >= bytes) {  // none, or one too large to tie up
     // A fresh buffer of the size class (the power of two at or above): a
     // later take of any size in the class can reuse it.
-    std::vector<std::byte> fresh;
+    ByteBuffer fresh;
     fresh.reserve(std::bit_ceil(bytes));
     return fresh;
   }
-  std::vector<std::byte> out = std::move(it->second);
+  ByteBuffer out = std::move(it->second);
   held_ -= it->first;
   free_.erase(it);
   out.clear();
   return out;
 }
 
-void BufferPool::give(std::vector<std::byte>&& buffer) noexcept {
-  std::vector<std::byte> kept = std::move(buffer);  // freed here unless the pool keeps it
+void BufferPool::give(ByteBuffer&& buffer) noexcept {
+  ByteBuffer kept = std::move(buffer);  // freed here unless the pool keeps it
   const std::size_t cap = kept.capacity();
   if (cap < kMinBytes) return;
   try {

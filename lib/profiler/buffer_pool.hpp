@@ -14,6 +14,8 @@
 // allocator serves those from its heap). Thread-safe.
 #pragma once
 
+#include "lib/core/byte_buffer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,17 +32,17 @@ class BufferPool {
 
   // An empty vector whose capacity is at least `bytes` when a pooled buffer
   // of up to twice that fits (the smallest such), else an empty vector.
-  std::vector<std::byte> take(std::size_t bytes);
+  ByteBuffer take(std::size_t bytes);
 
   // Hands a buffer back (its contents are dropped); frees it when the pool is
   // full or cannot take it. Never throws.
-  void give(std::vector<std::byte>&& buffer) noexcept;
+  void give(ByteBuffer&& buffer) noexcept;
 
   uint64_t held() const;
 
  private:
   mutable std::mutex mutex_;
-  std::multimap<std::size_t, std::vector<std::byte>> free_;  // by capacity
+  std::multimap<std::size_t, ByteBuffer> free_;  // by capacity
   uint64_t held_ = 0;
   uint64_t capacity_;
 };

@@ -50,7 +50,7 @@ void Profiler::choose_base(Job& job, trace::TensorData& t, peat_trace_slot_t slo
   }
   // No base for this position yet (or it served its versions): this version,
   // stored whole, becomes it once its record has a number (settle_contents).
-  c.keep = std::make_shared<const std::vector<std::byte>>(t.bytes);
+  c.keep = std::make_shared<const ByteBuffer>(t.bytes);
 }
 
 trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& what, void* stream, Job& job,
@@ -110,7 +110,7 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
     if (addressed) {
       const trace::ContentKey key = trace::content_key(t.bytes.data(), bytes, v.dtype);
       if (as_reference(key)) {
-        std::vector<std::byte>().swap(t.bytes);
+        ByteBuffer().swap(t.bytes);
         return t;
       }
       job.contents.push_back({key, slot, index, Job::Content::kStored, arg});
@@ -172,7 +172,7 @@ void Profiler::settle_contents(Job& job) {
       t.ref = *hit;
       if (hit->seq != job.seq) job.ref_targets.push_back(hit->seq);
       job.bytes -= std::min<uint64_t>(job.bytes, t.bytes.size());
-      std::vector<std::byte>().swap(t.bytes);
+      ByteBuffer().swap(t.bytes);
       c.kind = hit->seq == job.seq ? Job::Content::kRefSelf : Job::Content::kRefOther;
       continue;
     }

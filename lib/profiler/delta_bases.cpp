@@ -47,7 +47,7 @@ void DeltaBases::erase(std::list<Entry>::iterator it) {
 }
 
 void DeltaBases::insert(const DeltaKey& key, const trace::TensorRef& target,
-                        std::shared_ptr<const std::vector<std::byte>> bytes) {
+                        std::shared_ptr<const ByteBuffer> bytes) {
   if (bytes == nullptr || bytes->size() > capacity_) return;
   uint32_t misses = 0;  // a position's misses carry over to its next base
   if (const auto it = map_.find(key); it != map_.end()) {

@@ -57,7 +57,7 @@ class DeltaBases {
 
   struct Base {
     trace::TensorRef target;
-    std::shared_ptr<const std::vector<std::byte>> bytes;
+    std::shared_ptr<const ByteBuffer> bytes;
     std::shared_ptr<std::atomic<uint32_t>> misses;  // versions not worth a delta (counted by the encoder)
   };
   enum class Use { kBase, kNewBase, kNever };
@@ -70,7 +70,7 @@ class DeltaBases {
   // Whether `key` still has the base stored at `target` (not forgotten).
   bool holds(const DeltaKey& key, const trace::TensorRef& target) const;
   // Makes `bytes` (stored whole at `target`) the base of `key`.
-  void insert(const DeltaKey& key, const trace::TensorRef& target, std::shared_ptr<const std::vector<std::byte>> bytes);
+  void insert(const DeltaKey& key, const trace::TensorRef& target, std::shared_ptr<const ByteBuffer> bytes);
   // Forgets the bases stored in the record numbered `seq` (not in the file).
   void forget(uint64_t seq);
   uint64_t capacity() const noexcept { return capacity_; }

@@ -25,7 +25,7 @@ struct Profiler::Job {
     Kind kind = kStored;
     TensorArg source;  // borrowed while the record call runs (a copy when a reference falls through)
     DeltaKey base_key;  // its position for XOR deltas (format 1.3)
-    std::shared_ptr<const std::vector<std::byte>> keep;  // set: a copy to become its position's base
+    std::shared_ptr<const ByteBuffer> keep;  // set: a copy to become its position's base
   };
   uint64_t name_key = 0;  // record name part of DeltaKey: op id or checkpoint_key_name
   uint64_t seq = 0;

@@ -203,7 +203,7 @@ void Profiler::writer_loop() noexcept {
     // hold the job for a while.
     const uint64_t job_raw_bytes = job->encoded.raw_bytes;
     std::vector<std::byte>().swap(job->encoded.frame);
-    for (std::vector<std::byte>& part : job->encoded.payload) pool_.give(std::move(part));
+    for (ByteBuffer& part : job->encoded.payload) pool_.give(std::move(part));
     job->encoded.payload.clear();
     std::lock_guard lock(mutex_);
     queue_bytes_ -= job->bytes;

@@ -109,11 +109,11 @@ std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std
 }
 
 std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
-                             std::size_t elem_size, std::vector<std::byte>& buffer) {
+                             std::size_t elem_size, ByteBuffer& buffer) {
   check_codec(codec);
   if (codec == PEAT_TRACE_CODEC_RAW || bytes == 0) {
     if (buffer.data() != in || buffer.size() != bytes) {
-      std::vector<std::byte> copy(in, in + bytes);  // `in` may lie inside `buffer`
+      ByteBuffer copy(in, in + bytes);  // `in` may lie inside `buffer`
       buffer.swap(copy);
     }
     return bytes;

@@ -6,6 +6,8 @@
 
 #include <peat/trace.h>
 
+#include "lib/core/byte_buffer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -35,7 +37,7 @@ std::size_t encode(peat_trace_codec_t codec, int level, const std::byte* in, std
 // copied in. Returns the encoded size (buffer.size()). Thread-safe; throws
 // like encode().
 std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byte* in, std::size_t bytes,
-                             std::size_t elem_size, std::vector<std::byte>& buffer);
+                             std::size_t elem_size, ByteBuffer& buffer);
 
 // Decodes `encoded_bytes` bytes into exactly `raw_bytes` bytes at `dst`.
 // Returns an empty string on success, otherwise what is wrong with the data

@@ -30,7 +30,7 @@ bool delta_pays(const std::byte* xored, const std::byte* plain, std::size_t byte
 }
 
 bool encode_delta(int level, const std::byte* in, const std::byte* base, std::size_t bytes, std::size_t elem_size,
-                  std::vector<std::byte>& buffer, std::size_t* encoded) {
+                  ByteBuffer& buffer, std::size_t* encoded) {
   if (elem_size < 2 || bytes < elem_size) return false;
   thread_local std::vector<std::byte> xored;
   // The probe: whole elements of the first part, judged by the same rule.

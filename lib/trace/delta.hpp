@@ -5,6 +5,8 @@
 // byte-shuffle + zstd then compresses far better than the tensor itself.
 #pragma once
 
+#include "lib/core/byte_buffer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,6 +39,6 @@ inline constexpr std::size_t kDeltaProbeBytes = std::size_t{64} << 10;
 // with `*encoded` set to its size; false (`buffer` untouched) otherwise.
 // Thread-safe (per-thread scratch).
 bool encode_delta(int level, const std::byte* in, const std::byte* base, std::size_t bytes, std::size_t elem_size,
-                  std::vector<std::byte>& buffer, std::size_t* encoded);
+                  ByteBuffer& buffer, std::size_t* encoded);
 
 }  // namespace peat::impl::trace

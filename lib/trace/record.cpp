@@ -135,7 +135,7 @@ using TensorOffsets = fbs::Offset<fbs::Vector<fbs::Offset<fb::Tensor>>>;
 
 // The payload of a record being encoded: one part per stored tensor.
 struct Payload {
-  std::vector<std::vector<std::byte>> parts;
+  std::vector<ByteBuffer> parts;
   uint64_t size = 0;
 };
 
@@ -158,7 +158,7 @@ TensorOffsets add_tensors(fbs::FlatBufferBuilder& builder, const std::vector<Ten
       raw = t.bytes.size();
       sum = checksum(t.bytes.data(), t.bytes.size());
       at = payload.size;
-      std::vector<std::byte> part;
+      ByteBuffer part;
       if (owned) part = std::move((*owned)[i].bytes);  // `t.bytes` is empty from here on
       const std::byte* in = owned ? part.data() : t.bytes.data();
       const std::size_t es = element_size(t.dtype);
@@ -323,7 +323,7 @@ EncodedRecord encode_record(RecordData&& record, peat_trace_codec_t codec, int l
 
 uint64_t EncodedRecord::payload_bytes() const noexcept {
   uint64_t n = 0;
-  for (const std::vector<std::byte>& part : payload) n += part.size();
+  for (const ByteBuffer& part : payload) n += part.size();
   return n;
 }
 

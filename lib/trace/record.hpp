@@ -4,6 +4,7 @@
 #pragma once
 
 #include <peat/trace.h>
+#include "lib/core/byte_buffer.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -31,7 +32,7 @@ struct TensorData {
   DLDataType dtype{};
   std::vector<int64_t> shape;
   DLDevice device{kDLCPU, 0};
-  std::vector<std::byte> bytes;  // compact row-major host copy, numel * element size bytes
+  ByteBuffer bytes;              // compact row-major host copy, numel * element size bytes
   std::vector<int64_t> strides;  // the logical layout's element strides; empty = compact row-major
   int64_t storage_offset = 0;    // elements from the storage start (DLTensor byte_offset / element size)
   // Set: a reference to bytes already in the file; `bytes` is then empty and
@@ -41,7 +42,7 @@ struct TensorData {
   // file, and its bytes; with the SHUFFLE_ZSTD codec the tensor is written as
   // an XOR delta against it when that pays (trace/delta.hpp), whole otherwise.
   std::optional<TensorRef> base;
-  std::shared_ptr<const std::vector<std::byte>> base_bytes;
+  std::shared_ptr<const ByteBuffer> base_bytes;
   // Counts the versions against this base that were not worth a delta (the
   // profiler stops trying a position that keeps missing).
   std::shared_ptr<std::atomic<uint32_t>> base_misses;
@@ -107,7 +108,7 @@ struct RunInfoData {
 struct EncodedRecord {
   uint16_t kind = 0;
   std::vector<std::byte> frame;                  // the whole frame, or its head when payload is set
-  std::vector<std::vector<std::byte>> payload;   // the payload's parts, each a multiple of 8 bytes, or none
+  std::vector<ByteBuffer> payload;               // the payload's parts, each a multiple of 8 bytes, or none
   uint64_t raw_bytes = 0;                        // decoded tensor bytes it carries
   uint64_t payload_bytes() const noexcept;       // the parts' bytes together
 };

@@ -95,7 +95,7 @@ uint64_t Writer::add(const EncodedRecord& record, uint64_t seq) {
   const uint64_t at = offset_;
   const std::string what = fmt::format("record {}", offsets_.size());
   write_all(record.frame.data(), record.frame.size(), what.c_str(), at);
-  for (const std::vector<std::byte>& part : record.payload) write_all(part.data(), part.size(), what.c_str(), at);
+  for (const ByteBuffer& part : record.payload) write_all(part.data(), part.size(), what.c_str(), at);
   const uint16_t kind = record.kind;
   start_writeback();
   offsets_.push_back(at);

@@ -105,7 +105,7 @@ std::vector<RecordData> records() {
   deltas.op = "aten::mm";
   deltas.step = 4;
   TensorData a1 = std::get<OpData>(out[0]).inputs[0];
-  a1.base_bytes = std::make_shared<const std::vector<std::byte>>(a1.bytes);
+  a1.base_bytes = std::make_shared<const peat::impl::ByteBuffer>(a1.bytes);
   for (std::size_t i = 0; i < a1.bytes.size(); i += 4) a1.bytes[i] ^= std::byte{0x05};
   a1.name = "a_next";
   a1.base = TensorRef{0, PEAT_TRACE_SLOT_INPUT, 0};
@@ -238,7 +238,7 @@ void hostile_traces(const fs::path& tmp, const fs::path& out, const RunInfoData&
       OpData lost_base;
       lost_base.op = "aten::mm";
       TensorData d = first.outputs[0];
-      d.base_bytes = std::make_shared<const std::vector<std::byte>>(d.bytes);
+      d.base_bytes = std::make_shared<const peat::impl::ByteBuffer>(d.bytes);
       for (std::size_t i = 0; i < d.bytes.size(); i += 4) d.bytes[i] ^= std::byte{0x03};
       for (const TensorRef base : {TensorRef{0, PEAT_TRACE_SLOT_OUTPUT, 0}, TensorRef{1, PEAT_TRACE_SLOT_OUTPUT, 0},
                                    TensorRef{5, PEAT_TRACE_SLOT_INPUT, 0}}) {
@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
           const auto* payload = f + kFrameFixed + pad8(meta_len);
           seed.insert(seed.end(), payload, payload + payload_len);
         } else {
-          for (const std::vector<std::byte>& part : e.payload) {
+          for (const peat::impl::ByteBuffer& part : e.payload) {
             const auto* p = reinterpret_cast<const unsigned char*>(part.data());
             seed.insert(seed.end(), p, p + part.size());
           }

@@ -12,15 +12,20 @@
 #include "lib/trace/format.hpp"
 #include "lib/trace/record.hpp"
 
+#include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+using peat::impl::ByteBuffer;
 using peat::impl::profiler::BufferPool;
 
 TEST_CASE("buffer pool: a buffer handed back serves the next request of its size class") {
   BufferPool pool(uint64_t{64} << 20);
-  std::vector<std::byte> a = pool.take(300 << 10);
+  ByteBuffer a = pool.take(300 << 10);
   CHECK(a.empty());
   CHECK(a.capacity() >= std::size_t{512} << 10);  // the power of two at or above
   a.assign(std::size_t{300} << 10, std::byte{7});
@@ -28,7 +33,7 @@ TEST_CASE("buffer pool: a buffer handed back serves the next request of its size
   pool.give(std::move(a));
   CHECK(a.capacity() == 0);  // taken over by the pool
   CHECK(pool.held() >= std::size_t{512} << 10);
-  const std::vector<std::byte> b = pool.take(400 << 10);
+  const ByteBuffer b = pool.take(400 << 10);
   CHECK(b.data() == storage);  // the same storage: no fresh pages
   CHECK(b.empty());
   CHECK(pool.held() == 0);
@@ -37,22 +42,73 @@ TEST_CASE("buffer pool: a buffer handed back serves the next request of its size
 TEST_CASE("buffer pool: bounded, small buffers freed, large ones not tied up by small requests") {
   BufferPool pool(uint64_t{3} << 20);
   for (int i = 0; i < 4; ++i) {
-    std::vector<std::byte> v;
+    ByteBuffer v;
     v.reserve(std::size_t{1} << 20);
     pool.give(std::move(v));
   }
   CHECK(pool.held() == uint64_t{3} << 20);  // the fourth was freed
-  std::vector<std::byte> small;
+  ByteBuffer small;
   small.reserve(BufferPool::kMinBytes - 1);
   pool.give(std::move(small));
   CHECK(pool.held() == uint64_t{3} << 20);
   CHECK(pool.take(BufferPool::kMinBytes - 1).capacity() == 0);  // below the minimum: the allocator's
-  const std::vector<std::byte> quarter = pool.take(std::size_t{256} << 10);
+  const ByteBuffer quarter = pool.take(std::size_t{256} << 10);
   CHECK(pool.held() == uint64_t{3} << 20);  // a 1 MiB buffer is not used for 256 KiB
   CHECK(quarter.capacity() == std::size_t{256} << 10);
-  const std::vector<std::byte> half = pool.take((std::size_t{512} << 10) + 1);
+  const ByteBuffer half = pool.take((std::size_t{512} << 10) + 1);
   CHECK(pool.held() == uint64_t{2} << 20);
   CHECK(half.capacity() == std::size_t{1} << 20);
+}
+
+namespace {
+
+// The VmFlags line of the mapping in /proc/self/smaps that holds `p` ("" when
+// none is found).
+std::string vm_flags_of(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t from = 0, to = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> from >> dash >> to && dash == '-') {
+      inside = from <= at && at < to;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line + " ";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("byte buffers: from 2 MiB on, a 2 MiB-aligned mapping of its own advised for huge pages; growing across "
+          "that size keeps the bytes") {
+  using peat::impl::kHugeBufferBytes;
+  const ByteBuffer small(kHugeBufferBytes / 2, std::byte{1});
+  const ByteBuffer big(kHugeBufferBytes + 4096, std::byte{2});
+  CHECK(small[small.size() - 1] == std::byte{1});
+  CHECK(big[big.size() - 1] == std::byte{2});
+  if (peat::impl::kOwnBufferMappings) {
+    CHECK(reinterpret_cast<uintptr_t>(big.data()) % kHugeBufferBytes == 0);
+    // "hg": MADV_HUGEPAGE. Kernels built without transparent huge pages
+    // refuse the advice, which is then only lost.
+    if (std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled")) {
+      const std::string flags = vm_flags_of(big.data());
+      INFO(flags);
+      CHECK(flags.find(" hg ") != std::string::npos);
+      CHECK(vm_flags_of(small.data()).find(" hg ") == std::string::npos);
+    }
+  }
+  ByteBuffer grown;  // reallocated from operator new's memory to a mapping and between mappings
+  for (uint32_t i = 0; grown.size() < 3 * kHugeBufferBytes; ++i) grown.push_back(static_cast<std::byte>(i * 7));
+  bool same = true;
+  for (std::size_t i = 0; i < grown.size(); ++i) same = same && grown[i] == static_cast<std::byte>(i * 7);
+  CHECK(same);
+  grown.resize(1);
+  grown.shrink_to_fit();  // back to operator new: the mapping is unmapped with its own length
+  CHECK(grown.size() == 1);
 }
 
 namespace {
@@ -72,8 +128,8 @@ TensorData f32_tensor(const char* name, std::size_t n, uint32_t seed) {
 }
 
 // Bytes no codec compresses (xorshift), as a tensor of `es`-byte elements.
-std::vector<std::byte> noise(std::size_t bytes, uint64_t seed) {
-  std::vector<std::byte> out(bytes);
+ByteBuffer noise(std::size_t bytes, uint64_t seed) {
+  ByteBuffer out(bytes);
   for (std::byte& b : out) {
     seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
     b = static_cast<std::byte>(seed >> 24);
@@ -81,9 +137,10 @@ std::vector<std::byte> noise(std::size_t bytes, uint64_t seed) {
   return out;
 }
 
-std::vector<std::byte> decoded(peat_trace_codec_t codec, const std::vector<std::byte>& enc, std::size_t raw,
-                               std::size_t es) {
-  std::vector<std::byte> out(raw), scratch;
+ByteBuffer decoded(peat_trace_codec_t codec, const ByteBuffer& enc, std::size_t raw,
+                   std::size_t es) {
+  ByteBuffer out(raw);
+  std::vector<std::byte> scratch;
   const std::string err = decode(codec, enc.data(), enc.size(), out.data(), raw, es, scratch);
   INFO(err);
   CHECK(err.empty());
@@ -96,30 +153,30 @@ TEST_CASE("encode_replacing: encoded within the buffer, or through scratch when 
   for (const std::size_t es : {std::size_t{4}, std::size_t{2}, std::size_t{1}}) {
     for (const bool compressible : {true, false}) {
       CAPTURE(es, compressible);
-      std::vector<std::byte> raw = compressible ? f32_tensor("x", 4096, 3).bytes : noise(16384, 99);
+      ByteBuffer raw = compressible ? f32_tensor("x", 4096, 3).bytes : noise(16384, 99);
       std::vector<std::byte> appended{std::byte{5}};  // encode appends after what is there
       const std::size_t n = encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, raw.data(), raw.size(), es, appended);
-      std::vector<std::byte> buffer = raw;
+      ByteBuffer buffer = raw;
       const std::byte* storage = buffer.data();
       CHECK(encode_replacing(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, buffer.data(), buffer.size(), es, buffer) == n);
-      CHECK(buffer == std::vector<std::byte>(appended.begin() + 1, appended.end()));
+      CHECK(buffer == ByteBuffer(appended.begin() + 1, appended.end()));
       // Shuffled data that compresses is encoded in the buffer itself; bytes
       // that do not fit (noise) or 1-byte elements come through scratch.
       if (es > 1 && compressible) CHECK(buffer.data() == storage);
       CHECK(decoded(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, buffer, raw.size(), es) == raw);
-      std::vector<std::byte> fresh;  // no capacity: the scratch path
+      ByteBuffer fresh;  // no capacity: the scratch path
       CHECK(encode_replacing(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, raw.data(), raw.size(), es, fresh) == n);
       CHECK(fresh == buffer);
     }
   }
-  std::vector<std::byte> raw = noise(1000, 7), buffer = raw;
+  ByteBuffer raw = noise(1000, 7), buffer = raw;
   const std::byte* storage = buffer.data();
   CHECK(encode_replacing(PEAT_TRACE_CODEC_RAW, 1, buffer.data(), buffer.size(), 4, buffer) == 1000);
   CHECK(buffer.data() == storage);  // raw: the buffer is its own encoding
   CHECK(buffer == raw);
-  std::vector<std::byte> other = noise(24, 8);
+  ByteBuffer other = noise(24, 8);
   CHECK(encode_replacing(PEAT_TRACE_CODEC_RAW, 1, raw.data() + 8, 16, 4, other) == 16);
-  CHECK(other == std::vector<std::byte>(raw.begin() + 8, raw.begin() + 24));
+  CHECK(other == ByteBuffer(raw.begin() + 8, raw.begin() + 24));
 }
 
 TEST_CASE("encode_record keeps the payload apart (head and parts make the frame that frame() builds), and an rvalue "

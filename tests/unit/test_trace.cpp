@@ -89,7 +89,7 @@ TEST_CASE("trace codec: byte shuffle matches the plain definition", "[trace][cod
   for (std::size_t es : {1u, 2u, 3u, 4u, 8u}) {
     for (std::size_t bytes : {0u, 1u, 7u, 64u, 4099u}) {
       const auto in = peat_test::pattern_bytes(bytes, static_cast<uint32_t>(es * 1000 + bytes));
-      std::vector<std::byte> out(bytes), back(bytes);
+      peat::impl::ByteBuffer out(bytes), back(bytes);
       shuffle_bytes(in.data(), out.data(), bytes, es);
       const std::size_t n = bytes / es;
       for (std::size_t i = 0; i < n; ++i)
@@ -234,7 +234,7 @@ TEST_CASE("trace: round trip of every record kind and dtype is bit-exact", "[tra
       for (int d = 0; d < ti.ndim; ++d) CHECK(ti.shape[d] == want.shape[d]);
       CHECK(ti.raw_bytes == want.bytes.size());
       CHECK(ti.codec == (want.bytes.empty() && codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD ? codec : codec));
-      std::vector<std::byte> got(want.bytes.size());
+      peat::impl::ByteBuffer got(want.bytes.size());
       REQUIRE(peat_trace_load_tensor(r, rec, slot, t, got.data(), got.size()) == PEAT_STATUS_OK);
       CHECK(got == want.bytes);
       DLManagedTensor* owned = nullptr;

@@ -38,8 +38,8 @@ std::vector<float> weight(std::size_t n, int steps, uint32_t seed = 1) {
   return w;
 }
 
-std::vector<std::byte> bytes_of(const std::vector<float>& v) {
-  std::vector<std::byte> b(v.size() * 4);
+peat::impl::ByteBuffer bytes_of(const std::vector<float>& v) {
+  peat::impl::ByteBuffer b(v.size() * 4);
   std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
@@ -57,7 +57,7 @@ TensorData delta(const std::string& name, const std::vector<float>& v, const std
                  TensorRef base) {
   TensorData t = tensor(name, v);
   t.base = base;
-  t.base_bytes = std::make_shared<const std::vector<std::byte>>(bytes_of(base_values));
+  t.base_bytes = std::make_shared<const peat::impl::ByteBuffer>(bytes_of(base_values));
   return t;
 }
 
@@ -114,8 +114,8 @@ TEST_CASE("trace deltas: the profiler writes later versions of a weight as XOR d
 
     peat_trace_reader_t* r = open_ok(path);
     for (uint64_t step = 0; step < 3; ++step) {
-      CHECK(load(r, step, PEAT_TRACE_SLOT_INPUT, 1) == bytes_of(ws[step]));
-      CHECK(load(r, step, PEAT_TRACE_SLOT_INPUT, 0) == bytes_of(xs[step]));
+      CHECK(peat_test::same_bytes(load(r, step, PEAT_TRACE_SLOT_INPUT, 1), bytes_of(ws[step])));
+      CHECK(peat_test::same_bytes(load(r, step, PEAT_TRACE_SLOT_INPUT, 0), bytes_of(xs[step])));
       CHECK(tinfo(r, step, PEAT_TRACE_SLOT_INPUT, 0).codec == PEAT_TRACE_CODEC_SHUFFLE_ZSTD);
       const peat_trace_tensor_info_t w = tinfo(r, step, PEAT_TRACE_SLOT_INPUT, 1);
       // Versions 1 and 2 are deltas against version 0 (a base is stored whole),
@@ -139,7 +139,7 @@ TEST_CASE("trace deltas: the XOR test keeps deltas to versions of one tensor", "
     other[i] = i % 3 ? 0.f : std::fabs(b[i]) + 1.f;
   }
   const auto pays = [](const std::vector<float>& x, const std::vector<float>& base) {
-    std::vector<std::byte> out;
+    peat::impl::ByteBuffer out;
     std::size_t n = 0;
     return encode_delta(1, bytes_of(x).data(), bytes_of(base).data(), x.size() * 4, 4, out, &n);
   };
@@ -156,7 +156,7 @@ TEST_CASE("trace deltas: the first part is judged before the whole, and a delta 
   std::vector<float> head_unrelated = b, tail_unrelated = b;
   std::copy(unrelated.begin(), unrelated.begin() + probe, head_unrelated.begin());
   std::copy(unrelated.begin() + probe, unrelated.end(), tail_unrelated.begin() + probe);
-  const auto attempt = [&](const std::vector<float>& x, std::vector<std::byte>& buffer) {
+  const auto attempt = [&](const std::vector<float>& x, peat::impl::ByteBuffer& buffer) {
     std::size_t enc = 0;
     buffer = bytes_of(x);
     const bool pays = encode_delta(1, buffer.data(), bytes_of(a).data(), buffer.size(), 4, buffer, &enc);
@@ -164,11 +164,11 @@ TEST_CASE("trace deltas: the first part is judged before the whole, and a delta 
     return pays;
   };
   const auto whole_rule = [&](const std::vector<float>& x) {
-    std::vector<std::byte> xored = bytes_of(x);
+    peat::impl::ByteBuffer xored = bytes_of(x);
     xor_into(xored.data(), bytes_of(a).data(), xored.size());
     return delta_pays(xored.data(), bytes_of(x).data(), xored.size(), 4);
   };
-  std::vector<std::byte> buffer;
+  peat::impl::ByteBuffer buffer;
   // The rule over the whole would take the first (two thirds of it are a
   // version); the probe ends the attempt on its first part.
   CHECK(whole_rule(head_unrelated));
@@ -180,11 +180,11 @@ TEST_CASE("trace deltas: the first part is judged before the whole, and a delta 
   CHECK(buffer == bytes_of(unrelated));
   REQUIRE(attempt(b, buffer));
   // What it holds now is the shuffled zstd of b XOR a.
-  std::vector<std::byte> x = bytes_of(b), back(x.size()), scratch;
+  peat::impl::ByteBuffer x = bytes_of(b);
   xor_into(x.data(), bytes_of(a).data(), x.size());
   std::vector<std::byte> plain;
   encode(PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1, x.data(), x.size(), 4, plain);
-  CHECK(buffer == plain);
+  CHECK(peat_test::same_bytes(buffer, plain));
 }
 
 TEST_CASE("trace deltas: a base the reader cannot follow is reported, not followed", "[trace]") {
@@ -217,7 +217,7 @@ TEST_CASE("trace deltas: a base the reader cannot follow is reported, not follow
     w.close();
     check_fails("itself a delta");
     peat_trace_reader_t* r = open_ok(path);
-    CHECK(load(r, 0, PEAT_TRACE_SLOT_INPUT, 1) == bytes_of(w1));  // a delta within its record reads
+    CHECK(peat_test::same_bytes(load(r, 0, PEAT_TRACE_SLOT_INPUT, 1), bytes_of(w1)));  // a delta within its record reads
     peat_trace_close(r);
   }
   SECTION("in a file of format 1.2, which has no deltas") {
@@ -274,7 +274,7 @@ TEST_CASE("trace deltas: the profiler's bases stay within their byte cap and giv
   const auto key = [](uint64_t name) {
     return peat::impl::profiler::delta_key(name, PEAT_TRACE_SLOT_INPUT, 0, DLDataType{kDLFloat, 32, 1}, {256}, 1024);
   };
-  const auto bytes = [] { return std::make_shared<const std::vector<std::byte>>(1024); };
+  const auto bytes = [] { return std::make_shared<const peat::impl::ByteBuffer>(1024); };
   DeltaBases::Base b;
   CHECK(bases.use(key(1), &b) == DeltaBases::Use::kNewBase);
   for (uint64_t i = 1; i <= 3; ++i) bases.insert(key(i), TensorRef{i, PEAT_TRACE_SLOT_INPUT, 0}, bytes());

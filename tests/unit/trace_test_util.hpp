@@ -3,6 +3,9 @@
 
 #include <peat/peat.h>
 
+#include "lib/core/byte_buffer.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -46,11 +49,18 @@ inline void write_file(const std::string& path, const std::vector<unsigned char>
 }
 
 // Deterministic bytes for tensors: random-looking but reproducible.
-inline std::vector<std::byte> pattern_bytes(std::size_t n, uint32_t seed) {
+inline peat::impl::ByteBuffer pattern_bytes(std::size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::vector<std::byte> out(n);
+  peat::impl::ByteBuffer out(n);
   for (auto& b : out) b = static_cast<std::byte>(rng() & 0xFF);
   return out;
+}
+
+// Whether two byte sequences (a tensor's ByteBuffer, a std::vector read back)
+// hold the same bytes.
+template <class A, class B>
+bool same_bytes(const A& a, const B& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
 }  // namespace peat_test
