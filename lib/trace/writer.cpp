@@ -91,7 +91,30 @@ void Writer::start_writeback() noexcept {
 #endif
 }
 
+void Writer::flush_periodically() {
+  // A virtual disk's flush costs about the time to write what is dirty
+  // (measured on the project's VM: fdatasync of 205 MB took 0.1 s at close
+  // even with write-back asked for every 8 MiB, 0.01 s after a flush every
+  // 32 MiB along the way). Flushing as the trace grows overlaps that with the
+  // compression of the next records, and bounds what a machine crash loses.
+  // It runs on the writer thread and before this record's bytes: an error
+  // leaves the file ending with the last complete record.
+  constexpr uint64_t kFlushBytes = uint64_t{64} << 20;
+  if (!flushable_ || offset_ - flushed_to_ < kFlushBytes) return;
+  if (::fdatasync(fd_) != 0) {
+    const int err = errno;
+    if (err == EINVAL) {  // a file that cannot be flushed (a pipe, /dev/null): nothing to overlap
+      flushable_ = false;
+      return;
+    }
+    fail(PEAT_STATUS_IO_ERROR, "{}: flushing the trace to disk (fdatasync at byte {}) failed: {}", path_, offset_,
+         std::strerror(err));
+  }
+  flushed_to_ = offset_;
+}
+
 uint64_t Writer::add(const EncodedRecord& record, uint64_t seq) {
+  flush_periodically();
   const uint64_t at = offset_;
   const std::string what = fmt::format("record {}", offsets_.size());
   write_all(record.frame.data(), record.frame.size(), what.c_str(), at);

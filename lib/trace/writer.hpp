@@ -59,11 +59,14 @@ class Writer {
   void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
   uint64_t add(const EncodedRecord& record, uint64_t seq);
   void start_writeback() noexcept;  // asks the kernel to write back what was appended since the last call
+  void flush_periodically();        // fdatasync once kFlushBytes were appended since the last one
 
   std::string path_;
   int fd_ = -1;
   uint64_t offset_ = 0;
   uint64_t writeback_from_ = 0;
+  uint64_t flushed_to_ = 0;      // offset the last periodic fdatasync covered
+  bool flushable_ = true;        // false once fdatasync said the file cannot be flushed (EINVAL)
   uint64_t next_seq_ = 0;
   std::vector<uint64_t> offsets_;
   std::vector<uint8_t> kinds_;
