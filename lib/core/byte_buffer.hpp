@@ -19,6 +19,7 @@
 #include "lib/core/sanitizers.hpp"
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -57,5 +58,15 @@ struct HugePageAllocator {
 };
 
 using ByteBuffer = std::vector<std::byte, HugePageAllocator<std::byte>>;
+
+// Makes `buffer` hold the `bytes` bytes at `src`, which must not lie inside
+// it. Use this, not assign(first, last) or a copy construction: libstdc++
+// copies into a vector with any allocator but std::allocator one element at a
+// time (3 GB/s for bytes here, against 24 GB/s for this zero-fill + memcpy).
+inline void assign_bytes(ByteBuffer& buffer, const void* src, std::size_t bytes) {
+  buffer.clear();
+  buffer.resize(bytes);
+  if (bytes != 0) std::memcpy(buffer.data(), src, bytes);
+}
 
 }  // namespace peat::impl

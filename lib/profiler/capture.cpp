@@ -50,7 +50,9 @@ void Profiler::choose_base(Job& job, trace::TensorData& t, peat_trace_slot_t slo
   }
   // No base for this position yet (or it served its versions): this version,
   // stored whole, becomes it once its record has a number (settle_contents).
-  c.keep = std::make_shared<const ByteBuffer>(t.bytes);
+  auto keep = std::make_shared<ByteBuffer>();
+  assign_bytes(*keep, t.bytes.data(), t.bytes.size());
+  c.keep = std::move(keep);
 }
 
 trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& what, void* stream, Job& job,
@@ -95,11 +97,11 @@ trace::TensorData Profiler::capture(const TensorArg& arg, const std::string& wha
       if (as_reference(key)) return t;
       job.contents.push_back({key, slot, index, Job::Content::kStored, arg});
     }
-    // One pass on the training thread: copy into a reused buffer or fresh
-    // storage (resize would zero-fill megabytes first, then the copy writes
-    // them again).
+    // One pass over the source on the training thread: copied into a reused
+    // buffer or fresh storage (assign_bytes: its zero-fill writes the
+    // destination while it is in cache, then memcpy).
     t.bytes = pool_.take(bytes);
-    t.bytes.assign(v.base, v.base + bytes);
+    assign_bytes(t.bytes, v.base, bytes);
     if (addressed) choose_base(job, t, slot, index);
     return t;
   }

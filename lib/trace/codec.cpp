@@ -113,7 +113,8 @@ std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byt
   check_codec(codec);
   if (codec == PEAT_TRACE_CODEC_RAW || bytes == 0) {
     if (buffer.data() != in || buffer.size() != bytes) {
-      ByteBuffer copy(in, in + bytes);  // `in` may lie inside `buffer`
+      ByteBuffer copy;  // `in` may lie inside `buffer`
+      assign_bytes(copy, in, bytes);
       buffer.swap(copy);
     }
     return bytes;
@@ -127,13 +128,13 @@ std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byt
     n = buffer.empty() ? 0 : compress(buffer.data(), buffer.size(), src, bytes, level);
     if (n == 0) {  // it does not fit (or there is no room): scratch, then copied in
       const auto [data, m] = compress_to_scratch(src, bytes, level);
-      buffer.assign(data, data + m);
+      assign_bytes(buffer, data, m);
       n = m;
     }
     buffer.resize(n);
   } else {
     const auto [data, m] = compress_to_scratch(in, bytes, level);
-    buffer.assign(data, data + m);
+    assign_bytes(buffer, data, m);
     n = m;
   }
   trim_scratch();
