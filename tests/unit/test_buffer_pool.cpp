@@ -83,7 +83,7 @@ std::string vm_flags_of(const void* p) {
 
 }  // namespace
 
-TEST_CASE("byte buffers: from 2 MiB on, a 2 MiB-aligned mapping of its own advised for huge pages; growing across "
+TEST_CASE("byte buffers: from 2 MiB on, a 2 MiB-aligned mapping of its own advised for huge pages, and growing across "
           "that size keeps the bytes") {
   using peat::impl::kHugeBufferBytes;
   const ByteBuffer small(kHugeBufferBytes / 2, std::byte{1});
