@@ -72,7 +72,11 @@ typedef struct peat_profiler_options {
                                  a per-record estimate); >= 1 MiB. Default 256 MiB. A single
                                  record larger than the queue is accepted when the queue is empty.
                                  Besides the queue, buffers of written records are kept for
-                                 reuse: at most a quarter of queue_bytes, and at most 64 MiB. */
+                                 reuse: at most a quarter of queue_bytes, and at most 64 MiB.
+                                 On Linux a tensor copy of 2 MiB or more is a mapping of its own,
+                                 2 MiB-aligned and advised MADV_HUGEPAGE (one page fault per
+                                 2 MiB where transparent huge pages are on), its length rounded
+                                 up to whole 2 MiB. */
   peat_queue_policy_t full_queue_policy; /* Default PEAT_QUEUE_BLOCK. */
   int32_t default_record;     /* 1: op calls no rule matches are recorded (every call);
                                  0: they are not. Default 1. */
