@@ -14,7 +14,10 @@
 //           DIR, closed and fdatasync'ed: what PEAT achieves.
 // Each figure is raw tensor MB/s; the ratio is median(record) /
 // min(median(write), median(codec)), and the per-round ratios give its spread
-// (a shared disk makes single rounds noisy). Prints one JSON line.
+// (a shared disk makes single rounds noisy). The process CPU time of the codec
+// and record phases is printed too (medians, core-seconds): codec_cpu_s /
+// record_cpu_s is about the ratio recording could reach with every core busy
+// all the time, which tells a CPU cap from idle time. Prints one JSON line.
 // Usage: peat_bench_recording_vs_limit SIZE_MIB DIR [ROUNDS]
 #include <peat/peat.h>
 
@@ -24,6 +27,7 @@
 #include <tbb/task_arena.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +44,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// User + system CPU time of the whole process so far, in seconds.
+double process_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -192,12 +204,18 @@ int main(int argc, char** argv) {
   const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
   const std::vector<Record> stream = make_stream(size);
   const double mb = static_cast<double>(stream_bytes(stream)) / 1e6;
-  std::vector<double> write_mb_s, codec_mb_s, record_mb_s, ratios;
+  std::vector<double> write_mb_s, codec_mb_s, record_mb_s, ratios, codec_cpu, record_cpu, record_cores;
   uint64_t file_bytes = 0;
   for (int r = 0; r < rounds; ++r) {
     const double w = mb / plain_write(stream, dir + "/plain.bin");
+    const double c0 = process_cpu_s();
     const double c = mb / codec_on_workers(stream);
+    const double c1 = process_cpu_s();
     const double rec = mb / record(stream, dir + "/trace.peat", &file_bytes);
+    const double c2 = process_cpu_s();
+    codec_cpu.push_back(c1 - c0);
+    record_cpu.push_back(c2 - c1);
+    record_cores.push_back((c2 - c1) * rec / mb);
     write_mb_s.push_back(w);
     codec_mb_s.push_back(c);
     record_mb_s.push_back(rec);
@@ -205,9 +223,11 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"stream_mb\": %.1f, \"threads\": %d, \"write_mb_s\": %.1f, \"codec_mb_s\": %.1f, "
               "\"record_mb_s\": %.1f, \"ratio\": %.3f, \"ratio_min\": %.3f, \"ratio_max\": %.3f, "
-              "\"file_mb\": %.1f, \"rounds\": %d}\n",
+              "\"file_mb\": %.1f, \"rounds\": %d, \"codec_cpu_s\": %.3f, \"record_cpu_s\": %.3f, "
+              "\"record_cores\": %.2f, \"cpu_bound_ratio\": %.3f}\n",
               mb, tbb::this_task_arena::max_concurrency(), median(write_mb_s), median(codec_mb_s),
               median(record_mb_s), median(record_mb_s) / std::min(median(write_mb_s), median(codec_mb_s)), *std::min_element(ratios.begin(), ratios.end()),
-              *std::max_element(ratios.begin(), ratios.end()), static_cast<double>(file_bytes) / 1e6, rounds);
+              *std::max_element(ratios.begin(), ratios.end()), static_cast<double>(file_bytes) / 1e6, rounds,
+              median(codec_cpu), median(record_cpu), median(record_cores), median(codec_cpu) / median(record_cpu));
   return 0;
 }
