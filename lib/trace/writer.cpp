@@ -103,7 +103,7 @@ void Writer::flush_periodically() {
   if (!flushable_ || offset_ - flushed_to_ < kFlushBytes) return;
   if (::fdatasync(fd_) != 0) {
     const int err = errno;
-    if (err == EINVAL) {  // a file that cannot be flushed (a pipe, /dev/null): nothing to overlap
+    if (err == EINVAL) {  // a file system that cannot flush this file: nothing to overlap
       flushable_ = false;
       return;
     }
