@@ -42,14 +42,22 @@ python3 "$here/../record.py" torch_mode --metric torch_mode_fi_run_both_step_ms 
 # ResNet-18 training step (bench_resnet_overhead.py): the mode idle and
 # recording 1/10 against the same step without the mode, training-thread CPU
 # time, conditions interleaved; the spread is printed beside the median.
-rn=$(PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
+# glibc keeps freed memory (no trimming, no per-tensor mmap) in this run: by
+# default it hands the step's large tensor buffers back to the kernel and maps
+# them again, and on a virtual machine where the first touch of a page is
+# costly the step then measures page faults (2026-12-06, this project's VM:
+# 192-198 ms per plain step by default, 55-57 ms with these settings). Any
+# change in allocation order, such as a dispatch mode, changes those faults,
+# so the comparison would be between fault patterns, not of PEAT's cost.
+rn=$(MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \
+  PEAT_LIBRARY="$build/lib/libpeat.so" PYTHONPATH="$here/../../bindings/python" \
   /usr/bin/python3 "$here/bench_resnet_overhead.py" "${TORCH_MODE_ROUNDS:-21}")
 echo "$rn"
 spread() { python3 -c "import json,sys; s=json.loads(sys.argv[1])['$1']; print(f\"min {s['min']:.3f}, q1 {s['q1']:.3f}, q3 {s['q3']:.3f}, max {s['max']:.3f}\")" "$rn"; }
 python3 "$here/../record.py" torch_mode --metric torch_mode_idle_overhead \
   --value "$(get step_idle_ms "$rn")" --unit ms --baseline "$(get step_plain_ms "$rn")" \
   --ratio "$(get idle_overhead "$rn")" --target "<=0.03" \
-  --note "torchvision resnet18, batch 16, 3x32x32, SGD, 1 thread; training-thread CPU time per step, median over $(get rounds "$rn") interleaved rounds of per-round ratios - 1 ($(spread idle_spread)); a pass-through TorchDispatchMode alone: $(get passthrough_overhead "$rn"); PeatMode over the pass-through mode: $(get idle_over_passthrough "$rn"); wall clock: $(get wall_idle_overhead "$rn")"
+  --note "torchvision resnet18, batch 16, 3x32x32, SGD, 1 thread, glibc keeping freed memory (MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ 4 GiB); training-thread CPU time per step, median over $(get rounds "$rn") interleaved rounds of per-round ratios - 1 ($(spread idle_spread)); a pass-through TorchDispatchMode alone: $(get passthrough_overhead "$rn"); PeatMode over the pass-through mode: $(get idle_over_passthrough "$rn"); wall clock: $(get wall_idle_overhead "$rn")"
 python3 "$here/../record.py" torch_mode --metric torch_mode_record_10pct_overhead \
   --value "$(get step_record_10pct_ms "$rn")" --unit ms --baseline "$(get step_plain_ms "$rn")" \
   --ratio "$(get record_10pct_overhead "$rn")" --target "<=0.10" \
