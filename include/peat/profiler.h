@@ -76,7 +76,8 @@ typedef struct peat_profiler_options {
                                  On Linux a tensor copy of 2 MiB or more is a mapping of its own,
                                  2 MiB-aligned and advised MADV_HUGEPAGE (one page fault per
                                  2 MiB where transparent huge pages are on), its length rounded
-                                 up to whole 2 MiB. */
+                                 up to whole 2 MiB: a copy of just over 2 MiB can take 4 MiB
+                                 of memory beyond what the queue and pool bounds count. */
   peat_queue_policy_t full_queue_policy; /* Default PEAT_QUEUE_BLOCK. */
   int32_t default_record;     /* 1: op calls no rule matches are recorded (every call);
                                  0: they are not. Default 1. */

@@ -1,5 +1,5 @@
-// ByteBuffer: the byte vector that holds tensor copies (a record's captured
-// tensors, their encodings, tensors read back from a trace).
+// ByteBuffer: the byte vector that holds a recording's tensor copies (a
+// record's captured tensors, their encodings, the delta bases).
 //
 // Why not std::vector<std::byte>: a recording copies every tensor into fresh
 // memory, and the first touch of each 4 KiB page of it is a page fault. On a
@@ -60,11 +60,18 @@ struct HugePageAllocator {
 using ByteBuffer = std::vector<std::byte, HugePageAllocator<std::byte>>;
 
 // Makes `buffer` hold the `bytes` bytes at `src`, which must not lie inside
-// it. Use this, not assign(first, last) or a copy construction: libstdc++
-// copies into a vector with any allocator but std::allocator one element at a
-// time (3 GB/s for bytes here, against 24 GB/s for this zero-fill + memcpy).
-inline void assign_bytes(ByteBuffer& buffer, const void* src, std::size_t bytes) {
+// it, with room for at least `capacity` bytes (a caller that grows it later
+// asks for that room now). Use this, not assign(first, last) or a copy
+// construction: libstdc++ copies into a vector with any allocator but
+// std::allocator one element at a time (3 GB/s for bytes here, against 24
+// GB/s for this zero-fill + memcpy), and so does a growing resize.
+inline void assign_bytes(ByteBuffer& buffer, const void* src, std::size_t bytes, std::size_t capacity = 0) {
   buffer.clear();
+  if (const std::size_t room = bytes > capacity ? bytes : capacity; buffer.capacity() < room) {
+    ByteBuffer fresh;
+    fresh.reserve(room);
+    buffer.swap(fresh);
+  }
   buffer.resize(bytes);
   if (bytes != 0) std::memcpy(buffer.data(), src, bytes);
 }

@@ -1,6 +1,7 @@
 #include "lib/trace/codec.hpp"
 
 #include "lib/core/error.hpp"
+#include "lib/trace/format.hpp"
 
 #include <xxhash.h>
 #include <zstd.h>
@@ -128,13 +129,13 @@ std::size_t encode_replacing(peat_trace_codec_t codec, int level, const std::byt
     n = buffer.empty() ? 0 : compress(buffer.data(), buffer.size(), src, bytes, level);
     if (n == 0) {  // it does not fit (or there is no room): scratch, then copied in
       const auto [data, m] = compress_to_scratch(src, bytes, level);
-      assign_bytes(buffer, data, m);
+      assign_bytes(buffer, data, m, pad8(m));  // room for the record's padding of the part
       n = m;
     }
     buffer.resize(n);
   } else {
     const auto [data, m] = compress_to_scratch(in, bytes, level);
-    assign_bytes(buffer, data, m);
+    assign_bytes(buffer, data, m, pad8(m));  // room for the record's padding of the part
     n = m;
   }
   trim_scratch();

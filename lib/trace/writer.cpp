@@ -100,15 +100,19 @@ void Writer::flush_periodically() {
   // It runs on the writer thread and before this record's bytes: an error
   // leaves the file ending with the last complete record.
   constexpr uint64_t kFlushBytes = uint64_t{64} << 20;
-  if (!flushable_ || offset_ - flushed_to_ < kFlushBytes) return;
+  // Linux reports a failed write-back once: a later flush would succeed over
+  // lost bytes, so the first failure stays the writer's answer.
+  if (!flush_error_.empty()) fail(PEAT_STATUS_IO_ERROR, "{}", flush_error_);
+  if (fd_ < 0 || !flushable_ || offset_ - flushed_to_ < kFlushBytes) return;  // closed: write_all says so
   if (::fdatasync(fd_) != 0) {
     const int err = errno;
     if (err == EINVAL) {  // a file system that cannot flush this file: nothing to overlap
       flushable_ = false;
       return;
     }
-    fail(PEAT_STATUS_IO_ERROR, "{}: flushing the trace to disk (fdatasync at byte {}) failed: {}", path_, offset_,
-         std::strerror(err));
+    flush_error_ = fmt::format("{}: record {}: flushing the trace to disk (fdatasync of the bytes before {}) failed: {}",
+                               path_, offsets_.size(), offset_, std::strerror(err));
+    fail(PEAT_STATUS_IO_ERROR, "{}", flush_error_);
   }
   flushed_to_ = offset_;
 }
@@ -162,6 +166,10 @@ uint64_t Writer::append_copy(uint64_t size, uint16_t kind, uint64_t seq, const C
 
 void Writer::close() {
   if (fd_ < 0) return;
+  if (!flush_error_.empty()) {  // no footer over bytes a flush lost
+    abandon();
+    fail(PEAT_STATUS_IO_ERROR, "{}", flush_error_);
+  }
   const std::vector<std::byte> footer = encode_footer(offsets_, kinds_, seqs_, offset_);
   write_all(footer.data(), footer.size(), "the footer index");
   const int rc = ::close(fd_);

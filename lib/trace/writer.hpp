@@ -67,6 +67,7 @@ class Writer {
   uint64_t writeback_from_ = 0;
   uint64_t flushed_to_ = 0;      // offset the last periodic fdatasync covered
   bool flushable_ = true;        // false once fdatasync said the file system cannot flush it (EINVAL)
+  std::string flush_error_;      // the first failed flush: later appends and close fail with it
   uint64_t next_seq_ = 0;
   std::vector<uint64_t> offsets_;
   std::vector<uint8_t> kinds_;

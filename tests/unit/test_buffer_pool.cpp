@@ -214,3 +214,20 @@ TEST_CASE("encode_record keeps the payload apart (head and parts make the frame 
   CHECK(std::get<OpData>(owned).outputs[0].bytes.empty());
   CHECK(std::get<OpData>(owned).outputs[0].name == "y");  // the rest is left as it was
 }
+
+TEST_CASE("an encoding copied in from scratch has room for the record's padding: the part is not reallocated to "
+          "twice its size") {
+  OpData op;
+  op.op = "aten::mm";
+  TensorData t;
+  t.name = "x";
+  t.dtype = DLDataType{kDLInt, 8, 1};  // 1-byte elements: zstd's output comes through scratch
+  t.shape = {int64_t{4} << 20};
+  t.bytes = noise(std::size_t{4} << 20, 5);  // incompressible: the encoding is larger than the tensor
+  op.inputs.push_back(std::move(t));
+  const EncodedRecord e = encode_record(RecordData{std::move(op)}, PEAT_TRACE_CODEC_SHUFFLE_ZSTD, 1);
+  REQUIRE(e.payload.size() == 1);
+  CHECK(e.payload[0].size() % 8 == 0);
+  CHECK(e.payload[0].size() > (std::size_t{4} << 20));
+  CHECK(e.payload[0].capacity() == e.payload[0].size());
+}

@@ -4,6 +4,7 @@
 
 #include <peat/peat.h>
 
+#include "core/error.hpp"
 #include "trace/codec.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
@@ -753,5 +754,36 @@ TEST_CASE("trace: random garbage after a valid header never crashes open or reco
     REQUIRE(rec.records == 0);
     REQUIRE(rec.valid_bytes == header_end);
     peat_trace_close(r);
+  }
+}
+
+TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads back, and an append after close is "
+          "BAD_STATE", "[trace][writer]") {
+  TempDir dir;
+  const std::string path = dir.file("big.peat");
+  Writer w(path, run_info());
+  // Three records of 24 MiB each: the periodic fdatasync runs before the third.
+  for (uint32_t k = 0; k < 3; ++k) {
+    OpData op;
+    op.op = "aten::mm";
+    op.inputs.push_back(tensor("x", DLDataType{kDLFloat, 32, 1}, {6 << 20}, k));
+    w.append(encode_record(std::move(op), PEAT_TRACE_CODEC_RAW, 1));
+  }
+  w.close();
+  peat_trace_reader_t* r = open_ok(path);
+  uint64_t n = 0;
+  REQUIRE(peat_trace_record_count(r, &n) == PEAT_STATUS_OK);
+  CHECK(n == 3);
+  CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
+  peat_trace_close(r);
+  // Past 64 MiB a closed writer must still say it is closed, not try to flush.
+  OpData late;
+  late.op = "aten::mm";
+  EncodedRecord e = encode_record(RecordData{late}, PEAT_TRACE_CODEC_RAW, 1);
+  try {
+    w.append(e);
+    FAIL("append after close did not fail");
+  } catch (const peat::impl::Error& err) {
+    CHECK(err.status() == PEAT_STATUS_BAD_STATE);
   }
 }
