@@ -4,6 +4,7 @@
 #pragma once
 
 #include <peat/trace.h>
+
 #include "lib/core/byte_buffer.hpp"
 
 #include <atomic>
