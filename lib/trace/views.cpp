@@ -172,9 +172,11 @@ peat_trace_tensor_info_t tensor_info_view(const Reader& r, uint64_t index, peat_
   info.dtype = DLDataType{t.dtype_code(), t.dtype_bits(), t.dtype_lanes()};
   info.device = DLDevice{static_cast<DLDeviceType>(t.device_type()), t.device_id()};
   info.shape = info.ndim > 0 ? t.shape()->data() : nullptr;
-  int64_t numel = 1;
-  for (int32_t d = 0; d < info.ndim; ++d) numel *= t.shape()->Get(static_cast<uint32_t>(d));  // checked at open
-  info.numel = numel;
+  // Unsigned, as the check at open multiplies: a shape such as [2^62, 2, 0]
+  // has partial products beyond INT64_MAX while its element count is 0.
+  uint64_t numel = 1;
+  for (int32_t d = 0; d < info.ndim; ++d) numel *= static_cast<uint64_t>(t.shape()->Get(static_cast<uint32_t>(d)));
+  info.numel = static_cast<int64_t>(numel);  // at most INT64_MAX: checked at open
   info.raw_bytes = t.raw_bytes();
   info.encoded_bytes = t.encoded_bytes();
   info.codec = static_cast<peat_trace_codec_t>(t.codec());
