@@ -437,3 +437,6 @@ class PeatMode(TorchDispatchMode):
 # (peat/torch_distributed.py).
 from .torch_distributed import (ALLREDUCE_OP, AllReduceHook, RankInfo, RankRecorder,  # noqa: E402,F401
                                 distributed_playback, gather_allreduce, rank_info, rank_trace_path)
+
+# The recording of PeatMode done in C++ (peat/torch_native.py, libpeat_torch).
+from .torch_native import NativeMode, native_library  # noqa: E402,F401
