@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""peat.torch on a real model: the cost of PeatMode on a torchvision
+"""peat.torch on a real model: the cost of its modes on a torchvision
 ResNet-18 training step (10 classes, batch 16, 3x32x32, SGD with momentum,
 1 intra-op thread), attached idle (no policy, no profiler) and recording every
 10th call of each op (profiler rule '*' every_n=10), against the same step
-without the mode, measured in the same run. A pass-through TorchDispatchMode
-(torch's own cost of any Python mode) is measured too: on torch 1.13 / this
-CPU a step under any dispatch mode takes less CPU time than without one, so
-the mode's own share is printed beside the ratios to the plain step.
+without a mode, measured in the same run: NativeMode (the C++ hook,
+libpeat_torch) and PeatMode (the Python TorchDispatchMode). A pass-through
+TorchDispatchMode (torch's own cost of any Python mode) is measured too, so
+that PeatMode's own share is printed beside its ratios. A sample is a few
+steps with the mode attached; entering and leaving a mode is not part of a
+step (NativeMode's enter + exit, which registers and removes its kernels
+and module hooks, is printed apart in ms).
 
 The figure is the training thread's CPU time (time.thread_time): what the
 mode costs the step, whatever else the machine runs (a wall clock on a shared
@@ -41,9 +44,17 @@ warnings.simplefilter("ignore", pt.PeatWarning)
 
 
 def quartiles(v):
+    """min, quartiles, max, and a 95 % confidence interval of the median
+    (order statistics n/2 -+ 0.98 sqrt(n), the binomial rule): whether a
+    figure resolves its target is read from the interval, not the quartiles,
+    which measure how much one sample of a few steps varies."""
     v = sorted(v)
     q = statistics.quantiles(v, n=4) if len(v) >= 2 else [v[0]] * 3
-    return {"min": v[0], "q1": q[0], "median": q[1], "q3": q[2], "max": v[-1]}
+    n = len(v)
+    lo = max(0, int(n / 2 - 0.98 * n ** 0.5))
+    hi = min(n - 1, int(n / 2 + 0.98 * n ** 0.5 + 0.999))
+    return {"min": v[0], "q1": q[0], "median": q[1], "q3": q[2], "max": v[-1],
+            "median_ci95": [v[lo], v[hi]]}
 
 
 class PassThrough(TorchDispatchMode):
@@ -74,19 +85,25 @@ def main():
         return model, step
 
     def timed(fn):
+        return fn()
+
+    def steps_timed(step):
         t0, p0, w0 = time.thread_time(), time.process_time(), time.perf_counter()
-        fn()
+        for _ in range(steps):
+            step()
         t, p, w = time.thread_time() - t0, time.process_time() - p0, time.perf_counter() - w0
         return t, p - t, w
 
     def under(mode, step):
+        # The steps are timed with the mode attached; entering and leaving it is
+        # not part of a training step (NativeMode's costs are printed apart).
         def run():
             with mode:
-                for _ in range(steps):
-                    step()
+                return steps_timed(step)
         return run
 
     trace = os.path.join(work, "resnet_10pct.peat")
+    native_trace = os.path.join(work, "resnet_native_10pct.peat")
     _, plain_step = trainer()
     _, pass_step = trainer()
     idle_model, idle_step = trainer()
@@ -96,28 +113,54 @@ def main():
     prof = peat.Profiler(rec_session, trace)
     prof.add_rule("*", every_n=10)
     rec_mode = pt.PeatMode(rec_session, model=rec_model, profiler=prof)
-    runs = {"plain": (lambda: [plain_step() for _ in range(steps)], []),
+    # NativeMode (one may be entered at a time: each sample enters its own)
+    nidle_model, nidle_step = trainer()
+    nrec_model, nrec_step = trainer()
+    nidle_mode = pt.NativeMode(peat.Session(), model=nidle_model)
+    nrec_session = peat.Session()
+    nprof = peat.Profiler(nrec_session, native_trace)
+    nprof.add_rule("*", every_n=10)
+    nrec_mode = pt.NativeMode(nrec_session, model=nrec_model, profiler=nprof)
+    runs = {"plain": (lambda: steps_timed(plain_step), []),
             "passthrough": (under(PassThrough(), pass_step), []),
             "idle": (under(idle_mode, idle_step), []),
-            "rec": (under(rec_mode, rec_step), [])}
+            "rec": (under(rec_mode, rec_step), []),
+            "native_idle": (under(nidle_mode, nidle_step), []),
+            "native_rec": (under(nrec_mode, nrec_step), [])}
     order = list(runs)
     for fn, _ in runs.values():  # warm-up: caches, allocator
         fn()
     prof.flush()
+    nprof.flush()
+    t0 = time.thread_time()
+    for _ in range(10):
+        with nidle_mode:
+            pass
+    native_enter_exit_ms = (time.thread_time() - t0) / 10 * 1e3
+    n = len(order)
     for r in range(rounds):
         rec_mode.set_step(r + 1)
-        for name in order[r % 4:] + order[:r % 4]:  # each condition takes each place in turn
+        nrec_mode.set_step(r + 1)
+        for name in order[r % n:] + order[:r % n]:  # each condition takes each place in turn
             fn, out = runs[name]
             out.append(timed(fn))
             if name == "rec":
                 prof.flush()  # its background work done before the next condition runs
-    plain, passthrough, idle, rec = (runs[k][1] for k in order)
+            if name == "native_rec":
+                nprof.flush()
+    plain, passthrough, idle, rec, nidle, nrec = (runs[k][1] for k in order)
     prof.flush()
-    stats = prof.stats()
+    nprof.flush()
+    stats, nstats = prof.stats(), nprof.stats()
+    native_counts = nrec_mode.stats()
     prof.close()
+    nprof.close()
     idle_mode.close()
     rec_mode.close()
+    nidle_mode.close()
+    nrec_mode.close()
     os.unlink(trace)
+    os.unlink(native_trace)
     ratios = lambda a, b, k=0: [u[k] / v[k] - 1 for u, v in zip(a, b)]  # noqa: E731
     ms = lambda a: statistics.median(u[0] for u in a) * 1e3 / steps  # noqa: E731
     print(json.dumps({
@@ -133,6 +176,19 @@ def main():
         "wall_idle_overhead": statistics.median(ratios(idle, plain, 2)),
         "wall_record_10pct_overhead": statistics.median(ratios(rec, plain, 2)),
         "records_written": stats["records_written"],
+        "step_native_idle_ms": ms(nidle), "step_native_record_10pct_ms": ms(nrec),
+        "native_idle_overhead": statistics.median(ratios(nidle, plain)),
+        "native_idle_spread": quartiles(ratios(nidle, plain)),
+        "native_record_10pct_overhead": statistics.median(ratios(nrec, plain)),
+        "native_record_10pct_spread": quartiles(ratios(nrec, plain)),
+        "native_record_background_cpu_ms": statistics.median(u[1] for u in nrec) * 1e3 / steps,
+        "wall_native_idle_overhead": statistics.median(ratios(nidle, plain, 2)),
+        "wall_native_record_10pct_overhead": statistics.median(ratios(nrec, plain, 2)),
+        "native_records_written": nstats["records_written"],
+        "native_ops_handled": native_counts["ops_handled"],
+        "native_enter_exit_ms": native_enter_exit_ms,
+        "samples_ms": {k: [round(u[0] * 1e3 / steps, 2) for u in runs[k][1]] for k in order},
+        "native_ops_unnamed_backward": native_counts["ops_unnamed_backward"],
     }))
 
 
