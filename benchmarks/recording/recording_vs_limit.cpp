@@ -19,6 +19,8 @@
 // record_cpu_s is about the ratio recording could reach with every core busy
 // all the time, which tells a CPU cap from idle time. Prints one JSON line.
 // Usage: peat_bench_recording_vs_limit SIZE_MIB DIR [ROUNDS]
+// RECORDING_PROFILE=record runs the record phase alone (no ratio printed):
+// for a profiler such as perf, which then sees only what recording costs.
 #include <peat/peat.h>
 
 #include "trace/codec.hpp"
@@ -206,6 +208,10 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(stream_bytes(stream)) / 1e6;
   std::vector<double> write_mb_s, codec_mb_s, record_mb_s, ratios, codec_cpu, record_cpu, record_cores;
   uint64_t file_bytes = 0;
+  if (const char* only = std::getenv("RECORDING_PROFILE"); only != nullptr && std::string(only) == "record") {
+    for (int r = 0; r < rounds; ++r) std::printf("record %.1f MB/s\n", mb / record(stream, dir + "/trace.peat", &file_bytes));
+    return 0;
+  }
   for (int r = 0; r < rounds; ++r) {
     const double w = mb / plain_write(stream, dir + "/plain.bin");
     const double c0 = process_cpu_s();
