@@ -1,4 +1,4 @@
-#include "call_record.hpp"
+#include "bindings/torch/call_record.hpp"
 
 #include <peat/peat.hpp>
 

@@ -5,7 +5,7 @@
 // arguments).
 #pragma once
 
-#include "op_table.hpp"
+#include "bindings/torch/op_table.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>

@@ -10,9 +10,9 @@
 // redispatches to the keys after ADInplaceOrView: the op runs as it would
 // have, and the calls made inside it are not seen (autograd's guard excludes
 // this key for them), as a dispatch mode does not see them either.
-#include "call_record.hpp"
-#include "op_table.hpp"
-#include "peat_torch.h"
+#include "bindings/torch/call_record.hpp"
+#include "bindings/torch/op_table.hpp"
+#include "bindings/torch/peat_torch.h"
 
 #include <ATen/SequenceNumber.h>
 #include <ATen/core/dispatch/Dispatcher.h>

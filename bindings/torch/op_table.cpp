@@ -1,4 +1,4 @@
-#include "op_table.hpp"
+#include "bindings/torch/op_table.hpp"
 
 #include <algorithm>
 

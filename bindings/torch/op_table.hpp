@@ -4,7 +4,7 @@
 // same reading on the Python side, and defines the names).
 #pragma once
 
-#include "peat_torch.h"
+#include "bindings/torch/peat_torch.h"
 
 #include <ATen/core/function_schema.h>
 
