@@ -188,3 +188,26 @@ def test_default_phase_names_ops_outside_modules(tmp_path):
             torch.mm(w, w)
     [rec] = _records(tmp_path / "t.peat")
     assert (rec[1], rec[2], rec[3]) == ("aten::mm", "optimizer", "")
+
+
+def test_every_native_function_is_prototyped_and_called():
+    """The functions libpeat_torch exports (peat_torch.h) are the ones the
+    module gives ctypes prototypes, and each is called somewhere."""
+    import pathlib
+    import re
+    import shutil
+    import subprocess
+
+    from peat import torch_native
+
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) not installed")
+    out = subprocess.run(["nm", "-D", "--defined-only", torch_native.native_library()._name],
+                         check=True, capture_output=True, text=True).stdout
+    exported = {line.split()[2].split("@")[0] for line in out.splitlines()
+                if len(line.split()) == 3 and line.split()[1] == "T"}
+    assert exported == set(torch_native._PROTOTYPES)
+    source = pathlib.Path(torch_native.__file__).read_text()
+    called = set(re.findall(r"\.(peat_torch_\w+)\(", source)) | set(
+        re.findall(r"native\.(peat_torch_\w+)", source))
+    assert called == exported

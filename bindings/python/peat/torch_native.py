@@ -93,19 +93,19 @@ def native_library():
                 tried.append(f"{path}: no such file")
                 continue
             try:
-                lib = ctypes.CDLL(str(path))
+                native = ctypes.CDLL(str(path))
             except OSError as exc:
                 tried.append(f"{path}: {exc}")
                 continue
             for name, (restype, argtypes) in _PROTOTYPES.items():
-                fn = getattr(lib, name)
+                fn = getattr(native, name)
                 fn.restype, fn.argtypes = restype, argtypes
-            built = lib.peat_torch_torch_version().decode()
+            built = native.peat_torch_torch_version().decode()
             if built.split(".")[:2] != torch.__version__.split(".")[:2]:
                 # another libtorch's C++ classes: its kernels would corrupt this torch
                 raise PeatError(f"peat.torch.NativeMode: {path} was built against libtorch {built}, "
                                 f"this torch is {torch.__version__}; rebuild it against this torch", 5)
-            _LIB = lib
+            _LIB = native
             break
         else:
             raise PeatError("peat.torch.NativeMode: libpeat_torch not found (built with libtorch-dev; "
@@ -161,7 +161,7 @@ class NativeMode:
 
     def __init__(self, session: Session, *, model=None, profiler=None, ops=None,
                  record_inputs: bool = True):
-        self._lib = native_library()
+        self._native = native_library()
         self.session = session
         self.profiler = profiler
         self.record_inputs = record_inputs
@@ -183,7 +183,7 @@ class NativeMode:
         specs, keep = _specs(self.ops)
         handle = c_void_p()
         profiler = self.profiler._live if self.profiler is not None else None
-        _check(self._lib.peat_torch_hook_attach(self.session.handle, profiler, specs, len(self.ops),
+        _check(self._native.peat_torch_hook_attach(self.session.handle, profiler, specs, len(self.ops),
                                                 int(self.record_inputs), byref(handle)),
                "peat_torch_hook_attach")
         del keep
@@ -203,15 +203,15 @@ class NativeMode:
         self._handles.clear()
         if self._h is not None:
             self._final_stats = self.stats()
-            self._lib.peat_torch_hook_detach(self._h)
+            self._native.peat_torch_hook_detach(self._h)
             self._h = None
 
     def _hook_modules(self, model) -> None:
-        lib, hook = self._lib, self._h
-        enter, leave = lib.peat_torch_module_enter, lib.peat_torch_module_exit
+        native, hook = self._native, self._h
+        enter, leave = native.peat_torch_module_enter, native.peat_torch_module_exit
         for name, module in model.named_modules():
             pid = c_uint32()
-            _check(lib.peat_torch_path_intern(hook, (name or type(module).__name__).encode(), byref(pid)),
+            _check(native.peat_torch_path_intern(hook, (name or type(module).__name__).encode(), byref(pid)),
                    "peat_torch_path_intern")
             pid = pid.value
             self._handles.append(module.register_forward_pre_hook(
@@ -228,7 +228,7 @@ class NativeMode:
     def default_phase(self, phase: str) -> None:
         code = phase_code(phase)
         if self._h is not None:
-            _check(self._lib.peat_torch_set_default_phase(self._h, code), "peat_torch_set_default_phase")
+            _check(self._native.peat_torch_set_default_phase(self._h, code), "peat_torch_set_default_phase")
         self._default_phase = phase
 
     def set_step(self, step: int) -> None:
@@ -248,6 +248,6 @@ class NativeMode:
                                               "ops_unnamed_backward": 0})
         s = _Stats()
         s.struct_size = ctypes.sizeof(_Stats)
-        _check(self._lib.peat_torch_hook_stats(self._h, byref(s)), "peat_torch_hook_stats")
+        _check(self._native.peat_torch_hook_stats(self._h, byref(s)), "peat_torch_hook_stats")
         return {"ops_handled": s.ops_handled, "ops_recorded": s.ops_recorded,
                 "ops_unnamed_backward": s.ops_unnamed_backward}
