@@ -189,7 +189,8 @@ Reader::Reader(std::string path, const peat_trace_reader_options_t& options, boo
       fail(PEAT_STATUS_CORRUPT_DATA, "{}: index record at byte {}: it does not list {} records", path_, index_at,
            count);
     const bool sequenced = minor_ >= kMinorWithSeq;
-    if (sequenced && (index->seqs() == nullptr || index->seqs()->size() != count))
+    // A trace of no records: its writer leaves out the empty list of sequence numbers.
+    if (sequenced && count > 0 && (index->seqs() == nullptr || index->seqs()->size() != count))
       fail(PEAT_STATUS_CORRUPT_DATA, "{}: index record at byte {}: it does not list the sequence numbers of {} records",
            path_, index_at, count);
     entries_.reserve(count);

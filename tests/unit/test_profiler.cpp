@@ -252,6 +252,28 @@ TEST_CASE("profiler: records ops, checkpoints, scalars and steps that read back 
   peat_trace_close(r);
 }
 
+TEST_CASE("profiler: a trace closed with no record opens, verifies and lists nothing", "[profiler]") {
+  // Its index has no sequence numbers to list: the writer leaves the empty
+  // list out, and a reader used to refuse the file for that.
+  TempDir dir;
+  const std::string path = dir.file("empty.peat");
+  Session session;
+  peat_profiler_t* p = make_profiler(session.s, path);
+  REQUIRE(peat_profiler_close(p) == PEAT_STATUS_OK);
+  peat_profiler_destroy(p);
+  peat_trace_reader_t* r = nullptr;
+  const peat_status_t opened = peat_trace_open(path.c_str(), nullptr, &r);
+  INFO(peat_last_error_message());
+  REQUIRE(opened == PEAT_STATUS_OK);
+  uint64_t count = 1;
+  REQUIRE(peat_trace_record_count(r, &count) == PEAT_STATUS_OK);
+  CHECK(count == 0);
+  uint64_t tensors = 1;
+  CHECK(peat_trace_verify(r, &tensors) == PEAT_STATUS_OK);
+  CHECK(tensors == 0);
+  peat_trace_close(r);
+}
+
 TEST_CASE("profiler: sampling rules select exactly the calls they describe", "[profiler]") {
   TempDir dir;
   const std::string path = dir.file("sample.peat");
