@@ -43,6 +43,12 @@ std::string dtype_string(at::ScalarType s) {
   }
 }
 
+// A 0-d "wrapped number" tensor: a Python scalar torch carries as a tensor
+// inside the dispatcher and hands back as a number to a dispatch mode (x * 0.5).
+bool wrapped_number(const c10::IValue& v) {
+  return v.isTensor() && v.toTensor().defined() && v.toTensor().unsafeGetTensorImpl()->is_wrapped_number();
+}
+
 // The tensors of a record, their names and what keeps host copies alive.
 struct Tensors {
   std::vector<std::string> names;
@@ -67,14 +73,21 @@ struct Tensors {
   }
 };
 
-// The tensor results of an op, each named (peat/torch_ops.py _output_items).
+// The tensor results of an op, each named (peat/torch_ops.py _output_items:
+// a single list result is its elements, named like a tuple's).
 void add_results(const OpInfo& info, c10::ArrayRef<c10::IValue> results, Tensors* out) {
-  const bool single = results.size() == 1;
-  for (size_t i = 0; i < results.size(); ++i) {
+  std::vector<c10::IValue> items;
+  if (results.size() == 1 && results[0].isTensorList()) {
+    for (const at::Tensor& t : results[0].toTensorVector()) items.emplace_back(t);
+  } else {
+    items.assign(results.begin(), results.end());
+  }
+  const bool single = items.size() == 1;
+  for (size_t i = 0; i < items.size(); ++i) {
     std::string name = i < info.returns.size() && !info.returns[i].empty()
                            ? info.returns[i]
                            : (single ? std::string("output") : "output" + std::to_string(i));
-    const c10::IValue& v = results[i];
+    const c10::IValue& v = items[i];
     if (v.isTensor()) {
       out->add(name, v.toTensor());
     } else if (v.isTensorList()) {
@@ -165,7 +178,17 @@ Attrs call_attrs(const Call& c, const std::vector<int64_t>& written) {
     const std::string key = "arg" + std::to_string(i);
     std::vector<int64_t> list;
     bool all_bool = false;
-    if (v.isTensor() && v.toTensor().defined()) {
+    if (wrapped_number(v)) {  // a number to a dispatch mode
+      const at::Tensor& t = v.toTensor();
+      if (t.scalar_type() == at::kBool) {
+        a.add_int(key, t.item<bool>() ? 1 : 0);
+        bools.push_back(static_cast<int64_t>(i));
+      } else if (at::isFloatingType(t.scalar_type())) {
+        a.add_float(key, t.item<double>());
+      } else if (at::isIntegralType(t.scalar_type(), false)) {
+        a.add_int(key, t.item<int64_t>());
+      }
+    } else if (v.isTensor() && v.toTensor().defined()) {
       tensors.push_back(static_cast<int64_t>(i));
     } else if (v.isNone() || v.isTensor()) {
       nones.push_back(static_cast<int64_t>(i));
@@ -175,6 +198,8 @@ Attrs call_attrs(const Call& c, const std::vector<int64_t>& written) {
     } else if (v.isInt() && c.info.is_dtype[i]) {
       a.add_string(key, dtype_string(static_cast<at::ScalarType>(v.toInt())));
       dtypes.push_back(static_cast<int64_t>(i));
+    } else if (v.isInt() && c.info.is_enum[i]) {
+      // a layout or memory format: an object a dispatch mode does not record
     } else if (v.isInt()) {
       a.add_int(key, v.toInt());
     } else if (v.isSymInt()) {
@@ -255,7 +280,7 @@ peat_status_t record_call(peat_profiler_t* profiler, uint32_t op, uint64_t call,
   for (size_t i = 0; i < c.args.size(); ++i) {
     const c10::IValue& v = c.args[i];
     const std::string& name = c.info.names[i];
-    if (v.isTensor() && v.toTensor().defined()) {
+    if (v.isTensor() && v.toTensor().defined() && !wrapped_number(v)) {
       const at::Tensor& t = v.toTensor();
       if (t.is_sparse()) continue;
       const at::Tensor* as_read = &t;
@@ -268,11 +293,9 @@ peat_status_t record_call(peat_profiler_t* profiler, uint32_t op, uint64_t call,
     } else if (v.isTensorList() || v.isOptionalTensorList()) {
       *out_tensor_list = true;
       if (!record_inputs) continue;
-      size_t j = 0;
-      for (const c10::IValue& e : v.toListRef()) {
-        if (e.isTensor()) ins.add(name + "." + std::to_string(j), e.toTensor());
-        ++j;
-      }
+      size_t j = 0;  // numbered among the tensors (None entries of a Tensor?[] skipped)
+      for (const c10::IValue& e : v.toListRef())
+        if (e.isTensor() && e.toTensor().defined()) ins.add(name + "." + std::to_string(j++), e.toTensor());
     }
   }
   add_results(c.info, c.results, &outs);

@@ -25,7 +25,9 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -44,9 +46,13 @@ struct peat_torch_hook {
   std::mutex mutex;
   std::vector<std::string> paths{""};
   std::unordered_map<std::string, uint32_t> path_ids{{"", 0}};
+  std::thread::id owner;         // the thread that attached: its ops, and backward's, are handled
   std::vector<uint32_t> stack;  // module path ids, innermost last
   // (first autograd sequence number, innermost module path id) from there on:
   // the module whose forward created a node, found by its sequence number.
+  // At most 2^20 change points (16 MiB; a ResNet-18 forward makes 136): the
+  // oldest half is dropped then, and a backward of a forward that far back
+  // names its ops without a module (counted in ops_unnamed_backward).
   std::vector<std::pair<uint64_t, uint32_t>> changes;
   std::unordered_map<uint64_t, uint32_t> op_ids;  // path id << 32 | packet index -> peat op id
   std::set<std::string> warned;                   // op names warned about (tensor lists)
@@ -61,7 +67,6 @@ struct peat_torch_hook {
     if (!changes.empty() && changes.back().first == seq) {
       changes.back().second = path;
     } else {
-      // bounded: a trainer that never runs backward would otherwise grow it forever
       if (changes.size() >= (size_t{1} << 20)) changes.erase(changes.begin(), changes.begin() + (changes.size() / 2));
       changes.emplace_back(seq, path);
     }
@@ -88,11 +93,30 @@ peat_status_t fail(peat_status_t status, std::string message) {
   return status;
 }
 
+// Whether a node started inside another's run (a backward that runs another
+// graph's nodes): the outer node's number comes back when the inner ends.
+struct OuterSequence final : at::ObserverContext {
+  OuterSequence(int64_t s, bool n) : sequence(s), nested(n) {}
+  int64_t sequence;
+  bool nested;
+};
+thread_local int t_node_depth = 0;
+
 std::unique_ptr<at::ObserverContext> on_backward_start(const at::RecordFunction& fn) {
+  auto outer = std::make_unique<OuterSequence>(t_backward_sequence, t_node_depth > 0);
+  ++t_node_depth;
   t_backward_sequence = fn.seqNr();
-  return nullptr;
+  return outer;
 }
-void on_backward_end(const at::RecordFunction&, at::ObserverContext*) { t_backward_sequence = -1; }
+// After a node, the engine's own work (adding up the gradients of a tensor
+// used twice) keeps its number: it is named after the module of the node
+// that ran last, as PeatMode names it after the module whose output's
+// gradient came last.
+void on_backward_end(const at::RecordFunction&, at::ObserverContext* ctx) {
+  --t_node_depth;
+  if (const auto* outer = static_cast<OuterSequence*>(ctx); outer != nullptr && outer->nested)
+    t_backward_sequence = outer->sequence;
+}
 
 // The name, id and phase of one hooked call.
 struct Site {
@@ -102,13 +126,18 @@ struct Site {
   bool set_phase = false;
 };
 
-Site site_of(peat_torch_hook& h, const OpInfo& info) {
+// The call's site; nullopt for a call the hook leaves alone (another
+// thread's, outside backward: a dispatch mode does not see those either).
+std::optional<Site> site_of(peat_torch_hook& h, const OpInfo& info) {
   Site s;
   uint32_t path = 0;
+  const bool backward = torch::autograd::get_current_graph_task_exec_info() != nullptr;
+  const bool owner = std::this_thread::get_id() == h.owner;
+  if (!owner && !backward) return std::nullopt;
   std::lock_guard<std::mutex> lock(h.mutex);
-  if (!h.stack.empty()) {  // inside a module's forward
+  if (owner && !h.stack.empty()) {  // inside a module's forward
     path = h.stack.back();
-  } else if (torch::autograd::get_current_graph_task_exec_info() != nullptr) {  // the engine runs
+  } else if (backward) {  // the engine runs a node
     s.phase = PEAT_PHASE_BACKWARD;
     path = h.path_of_sequence(t_backward_sequence);
     if (path == 0) ++h.stats.ops_unnamed_backward;
@@ -146,7 +175,12 @@ class HookKernel final : public c10::OperatorKernel {
       return;
     }
     const OpInfo& info = *info_;
-    const Site s = site_of(*h, info);
+    const std::optional<Site> site = site_of(*h, info);
+    if (!site) {
+      op.redispatchBoxed(next, stack);
+      return;
+    }
+    const Site& s = *site;
     if (s.set_phase) peat_session_set_phase(h->session, s.phase);
     uint64_t call = 0;
     TORCH_CHECK(peat_session_next_call(h->session, s.op, &call) == PEAT_STATUS_OK, "peat.torch: ",
@@ -188,8 +222,7 @@ class HookKernel final : public c10::OperatorKernel {
       const std::string name = (s.path.empty() ? std::string() : s.path + "/") + "aten::" + info.packet;
       if (h->warned.insert(name).second) {
         const std::string text = "peat.torch: " + name +
-                                 " is not recorded: a tensor-list argument: the call is recorded but "
-                                 "cannot be rebuilt on replay";
+                                 ": a tensor-list argument: the call is recorded but cannot be rebuilt on replay";
         peat_session_log(h->session, PEAT_LOG_WARNING, text.c_str());
       }
     }
@@ -213,6 +246,7 @@ extern "C" peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_pr
   if (peat_torch::g_hook.load() != nullptr)
     return fail(PEAT_STATUS_BAD_STATE, "peat_torch_hook_attach: a hook is already attached in this process");
   auto h = std::make_unique<peat_torch_hook>();
+  h->owner = std::this_thread::get_id();
   h->session = session;
   h->profiler = profiler;
   h->record_inputs = record_inputs != 0;
@@ -230,13 +264,14 @@ extern "C" peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_pr
                     "peat_torch_hook_attach: ops[" + std::to_string(i) + "] is not a filled peat_torch_op_spec_t");
       const std::string full = std::string("aten::") + spec.op;
       const auto index = static_cast<uint32_t>(h->packets.size());
-      bool found = false;
+      bool found = false, hooked = false;
       for (const c10::OperatorName& name : all) {
         if (name.name != full) continue;
         found = true;
         auto handle = c10::Dispatcher::singleton().findOp(name);
         if (!handle || !handle->hasSchema() || handle->hasKernelForDispatchKey(c10::DispatchKey::ADInplaceOrView))
           continue;  // an in-place, view or out= overload keeps its own kernel here
+        hooked = true;
         auto info = std::make_shared<const peat_torch::OpInfo>(peat_torch::op_info(handle->schema(), spec, index));
         h->infos.push_back(info);
         const std::string overload = name.overload_name.empty() ? spec.op : std::string(spec.op) + "." + name.overload_name;
@@ -245,6 +280,10 @@ extern "C" peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_pr
       }
       if (!found)
         return fail(PEAT_STATUS_NOT_FOUND, std::string("peat_torch_hook_attach: torch has no op aten::") + spec.op);
+      if (!hooked)
+        return fail(PEAT_STATUS_UNSUPPORTED, std::string("peat_torch_hook_attach: aten::") + spec.op +
+                                                 " has no overload the hook can take: each has its own "
+                                                 "ADInplaceOrView kernel (an in-place, view or out= op)");
       h->packets.emplace_back(spec.op);
     }
     h->backward_callback = at::addGlobalCallback(
@@ -296,6 +335,14 @@ extern "C" void peat_torch_module_exit(peat_torch_hook_t* hook) {
   std::lock_guard<std::mutex> lock(hook->mutex);
   if (hook->stack.empty()) return;
   hook->stack.pop_back();
+  hook->mark_change();
+}
+
+extern "C" void peat_torch_module_reset(peat_torch_hook_t* hook) {
+  if (hook == nullptr) return;
+  std::lock_guard<std::mutex> lock(hook->mutex);
+  if (hook->stack.empty()) return;
+  hook->stack.clear();
   hook->mark_change();
 }
 

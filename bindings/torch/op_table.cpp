@@ -23,6 +23,8 @@ OpInfo op_info(const c10::FunctionSchema& schema, const peat_torch_op_spec_t& sp
     if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
     info.defaults.push_back(args[i].default_value());
     info.is_dtype.push_back(type->kind() == c10::TypeKind::ScalarTypeType);
+    info.is_enum.push_back(type->kind() == c10::TypeKind::LayoutType ||
+                           type->kind() == c10::TypeKind::MemoryFormatType);
     const auto* alias = args[i].alias_info();
     if (alias != nullptr && alias->isWrite()) info.writes.push_back(info.names.size() - 1);
   }

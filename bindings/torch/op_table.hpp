@@ -20,6 +20,8 @@ struct OpInfo {
   size_t n_arguments = 0;              // every schema argument (what the boxed stack holds)
   std::vector<std::string> names;      // names of the positional (not keyword-only) arguments
   std::vector<char> is_dtype;          // per positional argument: a ScalarType (recorded as "torch.float32")
+  std::vector<char> is_enum;           // ... a Layout or MemoryFormat (an int when boxed; not recorded,
+                                       // as a dispatch mode sees an object it does not record)
   std::vector<c10::optional<c10::IValue>> defaults;  // per positional argument, from the schema
   std::vector<size_t> writes;          // positional arguments the op writes to, ascending
   std::vector<std::string> returns;    // result names ("" where neither schema nor spec names one)

@@ -30,10 +30,13 @@
  * Not covered: fault injection and candidates (PeatMode does those), ops
  * under torch.inference_mode (it skips the ADInplaceOrView key), ops whose
  * overload already has an ADInplaceOrView kernel (in-place and view ops, out=
- * overloads: their version-counter kernel stays).
+ * overloads: their version-counter kernel stays), torch's _foreach_ ops
+ * (autograd's fallback for them skips the key).
  *
- * Threads: one hook at a time per process. Module enter/exit come from the
- * thread running forward; hooked ops may run on any thread.
+ * Threads: one hook at a time per process. Like a Python dispatch mode, the
+ * hook sees the ops of the thread that attached it and those the autograd
+ * engine runs (on any thread); other threads' ops pass untouched and
+ * uncounted. Module enter/exit come from the attaching thread.
  *
  * Errors: functions return a peat_status_t; peat_torch_last_error() gives the
  * message of the last failure on the calling thread. A failure inside a
@@ -77,8 +80,9 @@ typedef struct peat_torch_hook_stats {
  * idle" state) and must outlive the hook too. record_inputs 0 records outputs
  * only. *out receives the hook.
  * Errors: NULL session/out/ops entry or a wrong struct_size -> INVALID_ARGUMENT;
- * an op name torch does not know -> NOT_FOUND; a hook already attached in
- * this process -> BAD_STATE. */
+ * an op name torch does not know -> NOT_FOUND; an op none of whose overloads
+ * the hook can take (each has an ADInplaceOrView kernel) -> UNSUPPORTED; a
+ * hook already attached in this process -> BAD_STATE. */
 PEAT_API peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_profiler_t* profiler,
                                               const peat_torch_op_spec_t* ops, uint64_t n_ops,
                                               int32_t record_inputs, peat_torch_hook_t** out);
@@ -92,9 +96,12 @@ PEAT_API void peat_torch_hook_detach(peat_torch_hook_t* hook);
 PEAT_API peat_status_t peat_torch_path_intern(peat_torch_hook_t* hook, const char* path, uint32_t* out_id);
 
 /* A module's forward starts (path id from peat_torch_path_intern) / ends.
- * Unbalanced exits are ignored. */
+ * Unbalanced exits are ignored. peat_torch_module_reset empties the stack: a
+ * forward that raised never reached its modules' exits (peat.torch calls it
+ * when the root module's forward starts). */
 PEAT_API void peat_torch_module_enter(peat_torch_hook_t* hook, uint32_t path_id);
 PEAT_API void peat_torch_module_exit(peat_torch_hook_t* hook);
+PEAT_API void peat_torch_module_reset(peat_torch_hook_t* hook);
 
 /* The phase of handled ops outside any module and outside backward
  * (PEAT_PHASE_FORWARD by default; a trainer sets PEAT_PHASE_OPTIMIZER around

@@ -142,7 +142,7 @@ def test_tensor_list_op_recorded_and_warned(tmp_path):
     assert native == python
     cat = next(r for r in native if r[1] == "Cat/aten::cat")  # the root module is named by its type
     assert [t[1] for t in cat[6] if t[0] == "input"] == ["tensors.0", "tensors.1"]
-    assert ("warning", "peat.torch: Cat/aten::cat is not recorded: a tensor-list argument: the call "
+    assert ("warning", "peat.torch: Cat/aten::cat: a tensor-list argument: the call "
             "is recorded but cannot be rebuilt on replay") in log
 
 
@@ -159,7 +159,7 @@ def test_idle_mode_counts_and_leaves_torch_untouched():
         assert during["ops_recorded"] == 0
         model(x).sum().backward()  # after exit: nothing handled
         assert mode.stats() == during
-        # entered again: counts go on from a new hook
+        # entered again: a new hook, whose counts start from 0
         with mode:
             model(x)
             assert mode.stats()["ops_handled"] == 3
@@ -169,11 +169,17 @@ def test_one_native_mode_at_a_time_and_bad_ops():
     with peat.Session() as s:
         a, b = pt.NativeMode(s), pt.NativeMode(s)
         with a:
-            with pytest.raises(peat.PeatError, match="already attached"):
+            with pytest.raises(peat.BadStateError, match="already attached"):
                 b.__enter__()
-        with pytest.raises(peat.PeatError, match="no op aten::not_an_op"):
+        with pytest.raises(peat.NotFoundError, match="no op aten::not_an_op"):
             with pt.NativeMode(s, ops=["not_an_op"]):
                 pass
+        # in-place ops keep torch's own kernel on the key: refused, not silently unseen
+        with pytest.raises(peat.UnsupportedError, match="aten::add_ has no overload the hook can take"):
+            with pt.NativeMode(s, ops=["add", "add_"]):
+                pass
+        with a:  # a failed entry left nothing attached
+            pass
         with pytest.raises(ValueError, match="unknown phase"):
             pt.NativeMode(s).default_phase = "sideways"
 
@@ -211,3 +217,91 @@ def test_every_native_function_is_prototyped_and_called():
     called = set(re.findall(r"\.(peat_torch_\w+)\(", source)) | set(
         re.findall(r"native\.(peat_torch_\w+)", source))
     assert called == exported
+
+
+class Scalars(nn.Module):
+    """Python numbers (wrapped-number tensors inside torch), an index with a
+    None entry (Tensor?[]), an op returning a tensor list."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        h = self.fc(x) * 0.5 + 1
+        picked = h[:, torch.tensor([0, 2, 4])]
+        parts = torch.unsafe_split(h, 2, dim=1)
+        return picked.sum(1, keepdim=True) + parts[0][:, :1] + parts[2][:, :1]
+
+
+def test_scalars_optional_lists_and_list_results_equal_peatmode(tmp_path):
+    torch.manual_seed(0)
+    batch = torch.randn(3, 6), torch.randint(0, 1, (3,))
+    ops = {"mul", "add", "index", "unsafe_split", "addmm"}
+    python, native, _, _ = _parity(tmp_path, Scalars(), batch, ops=ops)
+    assert native == python
+    mul = next(r for r in native if r[1].endswith("aten::mul") and r[2] == "forward")
+    assert mul[5]["arg1"] == 0.5 and mul[5]["tensor_args"] == [0]  # a number, not a tensor input
+    index = next(r for r in native if r[1].endswith("aten::index"))
+    assert [t[1] for t in index[6] if t[0] == "input"] == ["self", "indices.0"]
+    split = next(r for r in native if r[1].endswith("aten::unsafe_split"))
+    assert [t[1] for t in split[6] if t[0] == "output"] == ["output0", "output1", "output2"]
+
+
+def test_forward_that_raised_leaves_no_stale_module(tmp_path):
+    class Boom(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.armed = True
+
+        def forward(self, x):
+            y = self.fc(x)
+            if self.armed:
+                raise RuntimeError("boom")
+            return y
+
+    def run(cls, path):
+        torch.manual_seed(0)
+        model, w = Boom(), torch.randn(4, 4, requires_grad=True)
+        with peat.Session() as s, peat.Profiler(s, path) as prof:
+            prof.add_rule("*", every_n=1)
+            with cls(s, model=model, profiler=prof):
+                with pytest.raises(RuntimeError, match="boom"):
+                    model(torch.randn(2, 4))
+                model.armed = False
+                model(torch.randn(2, 4)).sum().backward()
+                torch.mm(w, w)  # outside any module
+        return _records(path)
+
+    python, native = run(pt.PeatMode, tmp_path / "p.peat"), run(pt.NativeMode, tmp_path / "n.peat")
+    assert native == python
+    assert native[-1][1:4] == ("aten::mm", "forward", "")
+
+
+def test_profiler_closed_inside_the_mode_detaches_it(tmp_path):
+    w = torch.randn(4, 4)
+    with peat.Session() as s:
+        prof = peat.Profiler(s, tmp_path / "t.peat")
+        prof.add_rule("*", every_n=1)
+        with pt.NativeMode(s, profiler=prof) as mode:
+            torch.mm(w, w)
+            prof.close()  # the mode detaches first: nothing uses the closed profiler
+            torch.mm(w, w)
+            assert mode.stats()["ops_recorded"] == 1
+        with pt.NativeMode(s):  # and another may enter
+            torch.mm(w, w)
+
+
+def test_other_threads_ops_pass_untouched():
+    import threading
+
+    w = torch.randn(8, 8)
+    with peat.Session() as s:
+        with pt.NativeMode(s) as mode:
+            t = threading.Thread(target=lambda: torch.mm(w, w))
+            t.start()
+            t.join()
+            assert mode.stats()["ops_handled"] == 0
+            torch.mm(w, w)
+            assert mode.stats()["ops_handled"] == 1

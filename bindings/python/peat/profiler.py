@@ -92,6 +92,9 @@ class Profiler(ClosesOnExit):
         self._h = handle
         self.session = session
         self.path = str(path)
+        # Objects that hold this profiler's C handle (peat.torch.NativeMode):
+        # closed first, so none of them outlives it.
+        self._users = []
         session._children.append(self)
 
     @property
@@ -103,6 +106,8 @@ class Profiler(ClosesOnExit):
 
     def close(self) -> None:
         """Flushes, writes the index and closes the file; raises the write error if any."""
+        for user in reversed(list(self._users)):
+            user.close()
         if self._h:
             h, self._h = self._h, c_void_p()
             try:

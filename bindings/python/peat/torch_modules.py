@@ -35,7 +35,10 @@ class _ModuleTracker:
         for name, module in model.named_modules():
             path = name or type(module).__name__
 
-            def pre(mod, inputs, path=path):
+            def pre(mod, inputs, path=path, root=module is model):
+                if root:  # a forward that raised left its modules on the stack
+                    self.stack.clear()
+                    self.frames.clear()
                 if not self.stack:
                     self.backward_path = ""
                 self.stack.append(path)

@@ -20,10 +20,15 @@ read them, named outputs, written arguments, attributes, phase and module
 path, so peat.torch.replay and Playback read them alike.
 
 What it does not do (use PeatMode): fault injection and candidates (set a
-policy or a candidate and PeatMode runs it), the warning for modules that ran
-only unhandled ops, ops under torch.inference_mode (torch skips the key
-there). Backward ops take the module whose forward created the autograd node
-that runs them (torch's sequence numbers); no tensor hooks are added.
+policy or a candidate and PeatMode runs it), the warnings (PeatWarning) for
+modules that ran only unhandled ops and for tensor-list arguments (the latter
+is in the session log), in-place, view and out= ops and torch's _foreach_
+ops (the key is not theirs to take), ops under torch.inference_mode (torch
+skips the key there). Like a dispatch mode, it sees the ops of the thread
+that entered it and of backward passes (the autograd engine's threads), not
+those of other threads. Backward ops take the module whose forward created
+the autograd node that runs them (torch's sequence numbers); no tensor hooks
+are added.
 """
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ from pathlib import Path
 import torch
 
 from . import _capi
-from .errors import PeatError, error_class
+from .errors import BadStateError, UnavailableError, VersionMismatchError, error_class
 from .session import Session, phase_code
 from .torch_ops import OUTPUT_NAMES, UNANNOTATED_WRITES
 
@@ -59,6 +64,7 @@ _PROTOTYPES = {
     "peat_torch_path_intern": (c_int32, [c_void_p, c_char_p, POINTER(c_uint32)]),
     "peat_torch_module_enter": (None, [c_void_p, c_uint32]),
     "peat_torch_module_exit": (None, [c_void_p]),
+    "peat_torch_module_reset": (None, [c_void_p]),
     "peat_torch_set_default_phase": (c_int32, [c_void_p, c_int32]),
     "peat_torch_hook_stats": (c_int32, [c_void_p, POINTER(_Stats)]),
     "peat_torch_last_error": (c_char_p, []),
@@ -81,10 +87,10 @@ def _candidates():
 
 def native_library():
     """The loaded libpeat_torch (ctypes), found through PEAT_TORCH_LIBRARY,
-    beside the libpeat in use, or on the system. Raises PeatError (status
-    UNAVAILABLE) naming the places tried when it is not there (it is built
-    only where libtorch-dev was found), or (VERSION_MISMATCH) when it was
-    built against another torch major.minor than the one imported."""
+    beside the libpeat in use, or on the system. Raises peat.UnavailableError
+    naming the places tried when it is not there (it is built only where
+    libtorch-dev was found), or peat.VersionMismatchError when it was built
+    against another torch major.minor than the one imported."""
     global _LIB
     if _LIB is None:
         tried = []
@@ -103,13 +109,15 @@ def native_library():
             built = native.peat_torch_torch_version().decode()
             if built.split(".")[:2] != torch.__version__.split(".")[:2]:
                 # another libtorch's C++ classes: its kernels would corrupt this torch
-                raise PeatError(f"peat.torch.NativeMode: {path} was built against libtorch {built}, "
-                                f"this torch is {torch.__version__}; rebuild it against this torch", 5)
+                raise VersionMismatchError(
+                    f"peat.torch.NativeMode: {path} was built against libtorch {built}, this torch is "
+                    f"{torch.__version__}; rebuild it against this torch", VersionMismatchError.status)
             _LIB = native
             break
         else:
-            raise PeatError("peat.torch.NativeMode: libpeat_torch not found (built with libtorch-dev; "
-                            "set PEAT_TORCH_LIBRARY to its path); tried: " + "; ".join(tried), 3)
+            raise UnavailableError("peat.torch.NativeMode: libpeat_torch not found (built with libtorch-dev; "
+                                   "set PEAT_TORCH_LIBRARY to its path); tried: " + "; ".join(tried),
+                                   UnavailableError.status)
     return _LIB
 
 
@@ -153,8 +161,10 @@ class NativeMode:
               and counts (attached idle).
     record_inputs: False records outputs only.
 
-    One NativeMode may be entered at a time in a process (PeatError
-    BAD_STATE otherwise). default_phase names the phase of handled ops
+    One NativeMode may be entered at a time in a process
+    (peat.BadStateError otherwise); an op name torch does not know raises
+    peat.NotFoundError, one with no overload the hook can take (in-place,
+    view and out= ops keep torch's own kernel on that key) peat.UnsupportedError. default_phase names the phase of handled ops
     outside modules and backward ("forward"; set "optimizer" around an
     optimizer step). The mode detaches when the session closes.
     """
@@ -174,23 +184,30 @@ class NativeMode:
         self._h = None
         self._handles = []
         self._final_stats = None
-        session._children.append(self)  # detached before the session (and its profiler) close
 
     # -- lifetime --
     def __enter__(self):
         if self._h is not None:
-            raise PeatError("peat.torch.NativeMode: already entered", 11)
+            raise BadStateError("peat.torch.NativeMode: already entered", BadStateError.status)
         specs, keep = _specs(self.ops)
         handle = c_void_p()
         profiler = self.profiler._live if self.profiler is not None else None
         _check(self._native.peat_torch_hook_attach(self.session.handle, profiler, specs, len(self.ops),
-                                                int(self.record_inputs), byref(handle)),
+                                                   int(self.record_inputs), byref(handle)),
                "peat_torch_hook_attach")
         del keep
         self._h = handle
-        self.default_phase = self._default_phase
-        if self.model is not None:
-            self._hook_modules(self.model)
+        # detached before the session or the profiler closes (they free what the hook uses)
+        self.session._children.append(self)
+        if self.profiler is not None:
+            self.profiler._users.append(self)
+        try:
+            self.default_phase = self._default_phase
+            if self.model is not None:
+                self._hook_modules(self.model)
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def __exit__(self, *exc):
@@ -205,19 +222,30 @@ class NativeMode:
             self._final_stats = self.stats()
             self._native.peat_torch_hook_detach(self._h)
             self._h = None
+        if self in self.session._children:
+            self.session._children.remove(self)
+        if self.profiler is not None and self in self.profiler._users:
+            self.profiler._users.remove(self)
 
     def _hook_modules(self, model) -> None:
         native, hook = self._native, self._h
         enter, leave = native.peat_torch_module_enter, native.peat_torch_module_exit
+        reset = native.peat_torch_module_reset
         for name, module in model.named_modules():
             pid = c_uint32()
             _check(native.peat_torch_path_intern(hook, (name or type(module).__name__).encode(), byref(pid)),
                    "peat_torch_path_intern")
             pid = pid.value
-            self._handles.append(module.register_forward_pre_hook(
-                lambda mod, inputs, pid=pid: enter(hook, pid)))
-            self._handles.append(module.register_forward_hook(
-                lambda mod, inputs, output: leave(hook)))
+            if module is model:
+                # the root: a forward that raised left its modules on the stack
+                def pre(mod, inputs, pid=pid):
+                    reset(hook)
+                    enter(hook, pid)
+            else:
+                def pre(mod, inputs, pid=pid):
+                    enter(hook, pid)
+            self._handles.append(module.register_forward_pre_hook(pre))
+            self._handles.append(module.register_forward_hook(lambda mod, inputs, output: leave(hook)))
 
     # -- configuration --
     @property
