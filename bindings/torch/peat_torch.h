@@ -33,6 +33,11 @@
  * overloads: their version-counter kernel stays), torch's _foreach_ ops
  * (autograd's fallback for them skips the key).
  *
+ * Devices: CPU tensors, and CUDA tensors (staged by the profiler when
+ * contiguous; a strided one through a host copy). A ROCm build of torch
+ * reports its tensors as CUDA ones: they would be labelled kDLCUDA, so such a
+ * build is not supported yet (peat.torch's PeatMode labels them kDLROCM).
+ *
  * Threads: one hook at a time per process. Like a Python dispatch mode, the
  * hook sees the ops of the thread that attached it and those the autograd
  * engine runs (on any thread); other threads' ops pass untouched and
