@@ -84,6 +84,17 @@ namespace {
 
 std::mutex g_attach_mutex;
 std::atomic<peat_torch_hook*> g_hook{nullptr};
+// Kernel calls between their reading g_hook and their return: detach waits
+// for them to end before it frees the hook (an op on another thread, or a
+// backward on the engine's threads, may still be inside one).
+std::atomic<int64_t> g_in_flight{0};
+
+struct InFlight {
+  InFlight() { g_in_flight.fetch_add(1); }  // sequentially consistent with detach's store and wait
+  ~InFlight() { g_in_flight.fetch_sub(1); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+};
 thread_local std::string t_error;
 // The sequence number of the autograd node the engine runs on this thread (-1: none).
 thread_local int64_t t_backward_sequence = -1;
@@ -169,7 +180,8 @@ class HookKernel final : public c10::OperatorKernel {
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     const c10::DispatchKeySet next = ks & c10::after_ADInplaceOrView_keyset;
-    peat_torch_hook* h = g_hook.load(std::memory_order_acquire);
+    const InFlight in_flight;
+    peat_torch_hook* h = g_hook.load();
     if (h == nullptr) {  // detached while torch still held this kernel
       op.redispatchBoxed(next, stack);
       return;
@@ -304,7 +316,8 @@ extern "C" peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_pr
 extern "C" void peat_torch_hook_detach(peat_torch_hook_t* hook) {
   if (hook == nullptr) return;
   std::lock_guard<std::mutex> lock(peat_torch::g_attach_mutex);
-  if (peat_torch::g_hook.load() == hook) peat_torch::g_hook.store(nullptr, std::memory_order_release);
+  if (peat_torch::g_hook.load() == hook) peat_torch::g_hook.store(nullptr);
+  while (peat_torch::g_in_flight.load() != 0) std::this_thread::yield();  // calls that still use it
   if (hook->backward_callback != at::INVALID_CALLBACK_HANDLE) at::removeCallback(hook->backward_callback);
   hook->library.reset();  // unregisters the kernels
   delete hook;

@@ -92,8 +92,9 @@ PEAT_API peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_prof
                                               const peat_torch_op_spec_t* ops, uint64_t n_ops,
                                               int32_t record_inputs, peat_torch_hook_t** out);
 
-/* Unregisters the kernels and frees the hook. NULL-safe. Must not run while a
- * hooked op runs on another thread. */
+/* Unregisters the kernels and frees the hook. NULL-safe. Waits for hooked
+ * calls running on other threads to return first (so it must not be called
+ * from inside a hooked op). */
 PEAT_API void peat_torch_hook_detach(peat_torch_hook_t* hook);
 
 /* The id of a module path ("layer1.0.conv1"), interned on first use; 0 is "".

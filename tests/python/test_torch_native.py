@@ -305,3 +305,28 @@ def test_other_threads_ops_pass_untouched():
             assert mode.stats()["ops_handled"] == 0
             torch.mm(w, w)
             assert mode.stats()["ops_handled"] == 1
+
+
+def test_leaving_while_another_thread_runs_hooked_ops():
+    """Detaching waits for kernel calls in flight on other threads (they read
+    the hook); entering and leaving 30 times beside a thread of mm calls."""
+    import threading
+
+    w = torch.randn(16, 16)
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            torch.mm(w, w)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        with peat.Session() as s:
+            for _ in range(30):
+                with pt.NativeMode(s) as mode:
+                    torch.mm(w, w)
+                assert mode.stats()["ops_handled"] == 1  # the other thread's calls are not its
+    finally:
+        stop.set()
+        t.join()
