@@ -8,8 +8,11 @@ libpeat_torch) and PeatMode (the Python TorchDispatchMode). A pass-through
 TorchDispatchMode (torch's own cost of any Python mode) is measured too, so
 that PeatMode's own share is printed beside its ratios. A sample is a few
 steps with the mode attached; entering and leaving a mode is not part of a
-step (NativeMode's enter + exit, which registers and removes its kernels
-and module hooks, is printed apart in ms).
+step (NativeMode's enter + exit, which adds and removes its module hooks,
+is printed apart in ms). NativeMode's kernels, registered at its first
+entry, stay registered for the rest of the process: with no mode attached
+they pass calls on, and the plain step pays that too (per op in
+bench_torch_mode.py: torch_mode_native_overhead_us_per_op's note).
 
 The figure is the training thread's CPU time (time.thread_time): what the
 mode costs the step, whatever else the machine runs (a wall clock on a shared

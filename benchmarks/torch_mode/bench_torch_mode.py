@@ -2,8 +2,11 @@
 """Cost of peat.torch.PeatMode: per intercepted op (a loop of small mm calls)
 and per training step of a small CNN, with the mode idle (no policy, no
 profiler) and recording 1 % of the op calls, against the same work without
-the mode, measured in the same run. CPU time (process time), median of
-repeats. Prints one JSON object."""
+the mode, measured in the same run. Then NativeMode per op: attached idle,
+and what its kernels cost once registered with no mode attached (they stay
+registered for the rest of the process), against the same loop just before
+they were registered. CPU time (process time), median of repeats. Prints one
+JSON object."""
 import json
 import statistics
 import sys
@@ -80,7 +83,16 @@ def main():
             with mode:
                 step_rec = cpu_time(train, 3)
             mode.close()
+    # NativeMode last: its first entry registers kernels for the process.
+    native_plain = cpu_time(mm_loop)
+    with peat.Session() as s:
+        with pt.NativeMode(s, ops=["mm"]):
+            mm_loop()
+            native_idle = cpu_time(mm_loop)
+    native_detached = cpu_time(mm_loop)
     print(json.dumps({
+        "op_native_plain_us": native_plain / n_ops * 1e6, "op_native_idle_us": native_idle / n_ops * 1e6,
+        "op_native_detached_us": native_detached / n_ops * 1e6,
         "n_ops": n_ops,
         "op_plain_us": plain / n_ops * 1e6, "op_idle_us": idle / n_ops * 1e6,
         "op_passthrough_us": passthrough / n_ops * 1e6,

@@ -21,6 +21,11 @@ python3 "$here/../record.py" torch_mode --metric torch_mode_peat_share_us_per_op
   --value "$(python3 -c "print($(get op_idle_us) - $(get op_passthrough_us))")" --unit us \
   --baseline "$(get op_passthrough_us)" --target report \
   --note "PeatMode idle minus a pass-through TorchDispatchMode (torch's own cost, the baseline, us per op): what PEAT's Python adds per intercepted op"
+python3 "$here/../record.py" torch_mode --metric torch_mode_native_overhead_us_per_op \
+  --value "$(python3 -c "print($(get op_native_idle_us) - $(get op_native_plain_us))")" --unit us \
+  --baseline "$(get op_native_plain_us)" \
+  --ratio "$(python3 -c "print($(get op_native_idle_us) / $(get op_native_plain_us))")" --target report \
+  --note "NativeMode attached idle (no profiler), the same 8x8 torch.mm loop; baseline: the loop just before its kernel was registered (us per op). Once registered (for the rest of the process), with no mode attached: $(python3 -c "print(round($(get op_native_detached_us) - $(get op_native_plain_us), 3))") us per op added"
 python3 "$here/../record.py" torch_mode --metric torch_mode_step_idle_ms \
   --value "$(get step_idle_ms)" --unit ms --baseline "$(get step_plain_ms)" \
   --ratio "$(python3 -c "print($(get step_idle_ms) / $(get step_plain_ms))")" --target report \
@@ -61,7 +66,7 @@ common="torchvision resnet18, batch 16, 3x32x32, SGD, 1 thread, glibc keeping fr
 python3 "$here/../record.py" torch_mode --metric torch_mode_idle_overhead \
   --value "$(get step_native_idle_ms "$rn")" --unit ms --baseline "$(get step_plain_ms "$rn")" \
   --ratio "$(get native_idle_overhead "$rn")" --target "<=0.03" \
-  --note "peat.torch.NativeMode attached idle (module hooks, no profiler); $common ($(spread native_idle_spread)); wall clock: $(get wall_native_idle_overhead "$rn"); entering + leaving the mode (kernels and module hooks registered and removed): $(get native_enter_exit_ms "$rn") ms, not in the steps"
+  --note "peat.torch.NativeMode attached idle (module hooks, no profiler); $common ($(spread native_idle_spread)); wall clock: $(get wall_native_idle_overhead "$rn"); entering + leaving the mode (module hooks added and removed, the hook attached and detached; its kernels stay registered after the first entry): $(get native_enter_exit_ms "$rn") ms, not in the steps"
 python3 "$here/../record.py" torch_mode --metric torch_mode_record_10pct_overhead \
   --value "$(get step_native_record_10pct_ms "$rn")" --unit ms --baseline "$(get step_plain_ms "$rn")" \
   --ratio "$(get native_record_10pct_overhead "$rn")" --target "<=0.10" \

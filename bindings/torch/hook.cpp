@@ -1,7 +1,6 @@
 // The hook: a boxed kernel on torch's ADInplaceOrView key for each handled
-// overload (registered through a torch::Library made at attach and destroyed
-// at detach, so torch is untouched while no hook is attached), the module
-// stack and the backward attribution, and the C entry points of peat_torch.h.
+// overload, the module stack and the backward attribution, and the C entry
+// points of peat_torch.h.
 //
 // Why ADInplaceOrView: it sits right below autograd, so forward and backward
 // calls of an op both pass through it, once each, as they pass a Python
@@ -10,6 +9,14 @@
 // redispatches to the keys after ADInplaceOrView: the op runs as it would
 // have, and the calls made inside it are not seen (autograd's guard excludes
 // this key for them), as a dispatch mode does not see them either.
+//
+// Why the kernels stay registered after detach: torch's dispatcher does not
+// support changing an op's kernels while another thread calls it (a call
+// that raced a removal ran torch's fallthrough kernel and failed an internal
+// assertion, seen in test_leaving_while_another_thread_runs_hooked_ops). So
+// an overload is registered once per process, the first time a hook asks for
+// it, and a call finds in the attached hook (if any) whether and how to
+// handle it; with no hook attached it is passed straight on.
 #include "bindings/torch/call_record.hpp"
 #include "bindings/torch/op_table.hpp"
 #include "bindings/torch/peat_torch.h"
@@ -23,6 +30,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,14 +45,14 @@ struct peat_torch_hook {
   peat_session_t* session = nullptr;
   peat_profiler_t* profiler = nullptr;
   bool record_inputs = true;
-  std::vector<std::shared_ptr<const peat_torch::OpInfo>> infos;  // per registered overload
-  std::vector<std::string> packets;                              // handled op names, by OpInfo::index
-  std::unique_ptr<torch::Library> library;
+  // by registration id (see Registry): the overloads this hook handles
+  std::vector<std::shared_ptr<const peat_torch::OpInfo>> infos;
+  std::vector<std::string> packets;  // handled op names, by OpInfo::index
   at::CallbackHandle backward_callback = at::INVALID_CALLBACK_HANDLE;
 
   // Everything below is guarded by `mutex` (backward may run on the engine's threads).
   std::mutex mutex;
-  std::vector<std::string> paths{""};
+  std::deque<std::string> paths{""};  // by id; a deque keeps references stable as it grows
   std::unordered_map<std::string, uint32_t> path_ids{{"", 0}};
   std::thread::id owner;         // the thread that attached: its ops, and backward's, are handled
   std::vector<uint32_t> stack;  // module path ids, innermost last
@@ -83,6 +91,18 @@ namespace peat_torch {
 namespace {
 
 std::mutex g_attach_mutex;
+
+// The overloads this process registered a kernel for (guarded by
+// g_attach_mutex), and the libraries holding the registrations. Never freed:
+// torch's dispatcher may outlive static destructors at exit.
+struct Registry {
+  std::unordered_map<std::string, uint32_t> ids;  // "aten::mm" / "aten::add.Tensor" -> registration id
+  std::vector<std::unique_ptr<torch::Library>> libraries;
+};
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
 std::atomic<peat_torch_hook*> g_hook{nullptr};
 // Kernel calls between their reading g_hook and their return: detach waits
 // for them to end before it frees the hook (an op on another thread, or a
@@ -133,7 +153,7 @@ void on_backward_end(const at::RecordFunction&, at::ObserverContext* ctx) {
 struct Site {
   uint32_t op = 0;
   peat_phase_t phase = PEAT_PHASE_FORWARD;
-  std::string path;
+  const std::string* path = nullptr;  // into the hook's paths (no copy per call)
   bool set_phase = false;
 };
 
@@ -156,11 +176,11 @@ std::optional<Site> site_of(peat_torch_hook& h, const OpInfo& info) {
     s.phase = h.default_phase;
   }
   ++h.stats.ops_handled;
-  s.path = h.paths[path];
+  s.path = &h.paths[path];
   const uint64_t key = (uint64_t{path} << 32) | info.index;
   auto it = h.op_ids.find(key);
   if (it == h.op_ids.end()) {
-    const std::string name = (path ? s.path + "/aten::" : std::string("aten::")) + info.packet;
+    const std::string name = (path ? *s.path + "/aten::" : std::string("aten::")) + info.packet;
     uint32_t id = 0;
     const peat_status_t st = peat_session_intern_op(h.session, name.c_str(), &id);
     TORCH_CHECK(st == PEAT_STATUS_OK, "peat.torch: cannot name op ", name, ": ", peat_last_error_message());
@@ -176,17 +196,17 @@ std::optional<Site> site_of(peat_torch_hook& h, const OpInfo& info) {
 
 class HookKernel final : public c10::OperatorKernel {
  public:
-  explicit HookKernel(std::shared_ptr<const OpInfo> info) : info_(std::move(info)) {}
+  explicit HookKernel(uint32_t id) : id_(id) {}
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     const c10::DispatchKeySet next = ks & c10::after_ADInplaceOrView_keyset;
     const InFlight in_flight;
     peat_torch_hook* h = g_hook.load();
-    if (h == nullptr) {  // detached while torch still held this kernel
+    if (h == nullptr || id_ >= h->infos.size() || !h->infos[id_]) {  // no hook, or not one of its ops
       op.redispatchBoxed(next, stack);
       return;
     }
-    const OpInfo& info = *info_;
+    const OpInfo& info = *h->infos[id_];
     const std::optional<Site> site = site_of(*h, info);
     if (!site) {
       op.redispatchBoxed(next, stack);
@@ -225,13 +245,13 @@ class HookKernel final : public c10::OperatorKernel {
     int32_t recorded = 0;
     bool tensor_list = false;
     std::string message;
-    const peat_status_t st = record_call(h->profiler, s.op, call, s.phase, s.path.c_str(), c, h->record_inputs,
+    const peat_status_t st = record_call(h->profiler, s.op, call, s.phase, s.path->c_str(), c, h->record_inputs,
                                          &recorded, &tensor_list, &message);
     TORCH_CHECK(st == PEAT_STATUS_OK, "peat.torch: cannot record ", info.packet, " call ", call, ": ", message);
     std::lock_guard<std::mutex> lock(h->mutex);
     if (recorded) ++h->stats.ops_recorded;
     if (tensor_list) {
-      const std::string name = (s.path.empty() ? std::string() : s.path + "/") + "aten::" + info.packet;
+      const std::string name = (s.path->empty() ? std::string() : *s.path + "/") + "aten::" + info.packet;
       if (h->warned.insert(name).second) {
         const std::string text = "peat.torch: " + name +
                                  ": a tensor-list argument: the call is recorded but cannot be rebuilt on replay";
@@ -241,7 +261,7 @@ class HookKernel final : public c10::OperatorKernel {
   }
 
  private:
-  std::shared_ptr<const OpInfo> info_;
+  uint32_t id_;  // registration id
 };
 
 }  // namespace
@@ -264,9 +284,9 @@ extern "C" peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_pr
   h->record_inputs = record_inputs != 0;
   // every overload of each op, from the dispatcher's table of registered operators
   const auto all = c10::Dispatcher::singleton().getAllOpNames();
+  peat_torch::Registry& reg = peat_torch::registry();
   try {
-    h->library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::ADInplaceOrView,
-                                                  __FILE__, __LINE__);
+    torch::Library* library = nullptr;  // this attach's new registrations (kept in the registry at once)
     for (uint64_t i = 0; i < n_ops; ++i) {
       const peat_torch_op_spec_t& spec = ops[i];
       if (spec.struct_size < sizeof(peat_torch_op_spec_t) || spec.op == nullptr ||
@@ -281,14 +301,28 @@ extern "C" peat_status_t peat_torch_hook_attach(peat_session_t* session, peat_pr
         if (name.name != full) continue;
         found = true;
         auto handle = c10::Dispatcher::singleton().findOp(name);
-        if (!handle || !handle->hasSchema() || handle->hasKernelForDispatchKey(c10::DispatchKey::ADInplaceOrView))
-          continue;  // an in-place, view or out= overload keeps its own kernel here
+        if (!handle || !handle->hasSchema()) continue;
+        const std::string key = name.overload_name.empty() ? full : full + "." + name.overload_name;
+        auto known = reg.ids.find(key);
+        if (known == reg.ids.end()) {
+          if (handle->hasKernelForDispatchKey(c10::DispatchKey::ADInplaceOrView))
+            continue;  // an in-place, view or out= overload keeps its own kernel here
+          if (library == nullptr) {
+            reg.libraries.push_back(std::make_unique<torch::Library>(
+                torch::Library::IMPL, "aten", c10::DispatchKey::ADInplaceOrView, __FILE__, __LINE__));
+            library = reg.libraries.back().get();
+          }
+          const auto id = static_cast<uint32_t>(reg.ids.size());
+          const std::string overload =
+              name.overload_name.empty() ? spec.op : std::string(spec.op) + "." + name.overload_name;
+          library->impl(overload.c_str(),
+                        torch::CppFunction::makeFromBoxedFunctor(std::make_unique<peat_torch::HookKernel>(id)));
+          known = reg.ids.emplace(key, id).first;
+        }
         hooked = true;
-        auto info = std::make_shared<const peat_torch::OpInfo>(peat_torch::op_info(handle->schema(), spec, index));
-        h->infos.push_back(info);
-        const std::string overload = name.overload_name.empty() ? spec.op : std::string(spec.op) + "." + name.overload_name;
-        h->library->impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(
-                                               std::make_unique<peat_torch::HookKernel>(std::move(info))));
+        if (h->infos.size() <= known->second) h->infos.resize(known->second + 1);
+        h->infos[known->second] =
+            std::make_shared<const peat_torch::OpInfo>(peat_torch::op_info(handle->schema(), spec, index));
       }
       if (!found)
         return fail(PEAT_STATUS_NOT_FOUND, std::string("peat_torch_hook_attach: torch has no op aten::") + spec.op);
@@ -319,7 +353,6 @@ extern "C" void peat_torch_hook_detach(peat_torch_hook_t* hook) {
   if (peat_torch::g_hook.load() == hook) peat_torch::g_hook.store(nullptr);
   while (peat_torch::g_in_flight.load() != 0) std::this_thread::yield();  // calls that still use it
   if (hook->backward_callback != at::INVALID_CALLBACK_HANDLE) at::removeCallback(hook->backward_callback);
-  hook->library.reset();  // unregisters the kernels
   delete hook;
 }
 

@@ -8,7 +8,15 @@
  * chosen ops (below autograd, so forward and backward calls both pass, as
  * they do through a dispatch mode) names each call, decides with the
  * profiler's sampling rules whether to record it and records it; every other
- * op is not touched, and nothing is registered while no hook is attached.
+ * op is not touched.
+ *
+ * Registration: the first hook that asks for an op registers its kernel with
+ * torch's dispatcher for the rest of the process (torch does not support
+ * removing a kernel while another thread may call the op). With no hook
+ * attached, or a hook not handling that op, the kernel passes the call
+ * straight on (a boxed call and a redispatch, for the registered ops only).
+ * Registering races with calls of the same op on other threads: attach the
+ * first hook before starting threads that run those ops.
  * peat.torch.NativeMode is the Python face of it (bindings/python/peat/
  * torch_native.py); a C++ trainer on libtorch can call it directly.
  *
