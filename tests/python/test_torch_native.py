@@ -45,8 +45,9 @@ class TinyLM(nn.Module):
         return self.head(self.enc(self.emb(x)))
 
 
-def _train(mode_cls, model, batch, path, ops=None, steps=2):
-    """`steps` SGD steps of `model` (a copy) under mode_cls recording every call."""
+def _train(mode_cls, model, batch, path, ops=None, steps=2, warn=False):
+    """`steps` SGD steps of `model` (a copy) under mode_cls recording every
+    call; PeatWarnings are ignored unless `warn`."""
     model = copy.deepcopy(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x, y = batch
@@ -55,7 +56,8 @@ def _train(mode_cls, model, batch, path, ops=None, steps=2):
         prof.add_rule("*", every_n=1)
         mode = mode_cls(s, model=model, profiler=prof, **kwargs)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pt.PeatWarning)
+            if not warn:
+                warnings.simplefilter("ignore", pt.PeatWarning)
             with mode:
                 for step in range(steps):
                     mode.set_step(step)
@@ -140,6 +142,15 @@ def test_tensor_list_op_recorded_and_warned(tmp_path):
     batch = torch.randn(2, 4), torch.randint(0, 3, (2,))
     python, native, _, log = _parity(tmp_path, Cat(), batch, ops={"cat", "addmm"})
     assert native == python
+    # both modes warn alike: once, in the session log and as a PeatWarning
+    text = ("peat.torch: Cat/aten::cat: a tensor-list argument: the call is recorded but cannot be "
+            "rebuilt on replay")
+    for cls in (pt.PeatMode, pt.NativeMode):
+        with pytest.warns(pt.PeatWarning) as caught:
+            _, _, log_of = _train(cls, Cat(), batch, tmp_path / f"{cls.__name__}.peat",
+                                  ops={"cat", "addmm"}, warn=True)
+        assert [str(w.message) for w in caught if "tensor-list" in str(w.message)] == [text]
+        assert [m for level, m in log_of if "tensor-list" in m] == [text]
     cat = next(r for r in native if r[1] == "Cat/aten::cat")  # the root module is named by its type
     assert [t[1] for t in cat[6] if t[0] == "input"] == ["tensors.0", "tensors.1"]
     assert ("warning", "peat.torch: Cat/aten::cat: a tensor-list argument: the call "

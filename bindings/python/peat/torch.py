@@ -198,12 +198,14 @@ class PeatMode(TorchDispatchMode):
                 (c for g, c in self._candidates if fnmatch.fnmatchcase(name, g)), None)
         return self._candidate_cache[name]
 
-    def _warn(self, op: str, why: str) -> None:
-        """One PeatWarning and one session-log warning per op name."""
+    def _warn(self, op: str, why: str, recorded: bool = False) -> None:
+        """One PeatWarning and one session-log warning per op name: "<op> is
+        not recorded: <why>", or "<op>: <why>" for a call that is recorded
+        with a limit (recorded=True)."""
         if op in self.warned:
             return
         self.warned[op] = why
-        text = f"peat.torch: {op} is not recorded: {why}"
+        text = f"peat.torch: {op}: {why}" if recorded else f"peat.torch: {op} is not recorded: {why}"
         self.session.log(text, "warning")
         warnings.warn(text, PeatWarning, stacklevel=3)
 
@@ -297,7 +299,7 @@ class PeatMode(TorchDispatchMode):
                 ins.append((arg, a))
             elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
                 self._warn(name, "a tensor-list argument: the call is recorded but cannot be "
-                           "rebuilt on replay")
+                           "rebuilt on replay", recorded=True)
                 ins += [(f"{arg}.{j}", t) for j, t in enumerate(_tensors(a))]
         return (ins if self.record_inputs else []), written
 

@@ -24,9 +24,10 @@ read them, named outputs, written arguments, attributes, phase and module
 path, so peat.torch.replay and Playback read them alike.
 
 What it does not do (use PeatMode): fault injection and candidates (set a
-policy or a candidate and PeatMode runs it), the warnings (PeatWarning) for
-modules that ran only unhandled ops and for tensor-list arguments (the latter
-is in the session log), in-place, view and out= ops and torch's _foreach_
+policy or a candidate and PeatMode runs it), the warning for modules that ran
+only unhandled ops (a tensor-list argument is warned about as PeatMode does,
+in the session log at once and as a PeatWarning when the mode is left),
+in-place, view and out= ops and torch's _foreach_
 ops (the key is not theirs to take), ops under torch.inference_mode (torch
 skips the key there). Like a dispatch mode, it sees the ops of the thread
 that entered it and of backward passes (the autograd engine's threads), not
@@ -39,6 +40,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import warnings
 from ctypes import POINTER, byref, c_char_p, c_int32, c_int64, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 
@@ -201,6 +203,7 @@ class NativeMode:
                "peat_torch_hook_attach")
         del keep
         self._h = handle
+        self._log_mark = len(self.session.logs())  # the hook's warnings come after this entry
         # detached before the session or the profiler closes (they free what the hook uses)
         self.session._children.append(self)
         if self.profiler is not None:
@@ -226,6 +229,7 @@ class NativeMode:
             self._final_stats = self.stats()
             self._native.peat_torch_hook_detach(self._h)
             self._h = None
+            self._warn_from_log()
         if self in self.session._children:
             self.session._children.remove(self)
         if self.profiler is not None and self in self.profiler._users:
@@ -250,6 +254,14 @@ class NativeMode:
                     enter(hook, pid)
             self._handles.append(module.register_forward_pre_hook(pre))
             self._handles.append(module.register_forward_hook(lambda mod, inputs, output: leave(hook)))
+
+    def _warn_from_log(self) -> None:
+        """The warnings the hook wrote to the session log while entered
+        (one per op name), raised as PeatWarning as PeatMode raises them."""
+        from .torch import PeatWarning
+        for level, message in self.session.logs()[self._log_mark:]:
+            if level == "warning" and message.startswith("peat.torch: ") and "tensor-list" in message:
+                warnings.warn(message, PeatWarning, stacklevel=3)
 
     # -- configuration --
     @property
