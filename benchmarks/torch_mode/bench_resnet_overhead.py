@@ -109,21 +109,22 @@ def main():
     native_trace = os.path.join(work, "resnet_native_10pct.peat")
     _, plain_step = trainer()
     _, pass_step = trainer()
-    idle_model, idle_step = trainer()
-    rec_model, rec_step = trainer()
-    idle_mode = pt.PeatMode(peat.Session(), model=idle_model)
-    rec_session = peat.Session()
-    prof = peat.Profiler(rec_session, trace)
-    prof.add_rule("*", every_n=10)
-    rec_mode = pt.PeatMode(rec_session, model=rec_model, profiler=prof)
+
+    def modes(mode_cls, path):
+        """A mode class attached idle and recording every 10th call, each on
+        its own model copy: (idle mode, its step, recording mode, its step,
+        the profiler)."""
+        idle_model, idle_step = trainer()
+        rec_model, rec_step = trainer()
+        session = peat.Session()
+        profiler = peat.Profiler(session, path)
+        profiler.add_rule("*", every_n=10)
+        return (mode_cls(peat.Session(), model=idle_model), idle_step,
+                mode_cls(session, model=rec_model, profiler=profiler), rec_step, profiler)
+
+    idle_mode, idle_step, rec_mode, rec_step, prof = modes(pt.PeatMode, trace)
     # NativeMode (one may be entered at a time: each sample enters its own)
-    nidle_model, nidle_step = trainer()
-    nrec_model, nrec_step = trainer()
-    nidle_mode = pt.NativeMode(peat.Session(), model=nidle_model)
-    nrec_session = peat.Session()
-    nprof = peat.Profiler(nrec_session, native_trace)
-    nprof.add_rule("*", every_n=10)
-    nrec_mode = pt.NativeMode(nrec_session, model=nrec_model, profiler=nprof)
+    nidle_mode, nidle_step, nrec_mode, nrec_step, nprof = modes(pt.NativeMode, native_trace)
     runs = {"plain": (lambda: steps_timed(plain_step), []),
             "passthrough": (under(PassThrough(), pass_step), []),
             "idle": (under(idle_mode, idle_step), []),

@@ -219,12 +219,19 @@ Attrs call_attrs(const Call& c, const std::vector<int64_t>& written) {
   return a;
 }
 
-// DLTensor views of `t` (borrowed: shapes and strides point into the tensors).
-bool views(const Tensors& t, std::vector<DLTensor>* out, std::string* message) {
-  out->resize(t.keep.size());
+// The DLTensor views of a record's tensors (borrowed: shapes, strides and
+// names point into `t`) and the pointer and name arrays peat_op_record_t takes.
+struct Views {
+  std::vector<DLTensor> tensors;
+  std::vector<const DLTensor*> pointers;
+  std::vector<const char*> names;
+};
+
+bool views(const Tensors& t, Views* out, std::string* message) {
+  out->tensors.resize(t.keep.size());
   for (size_t i = 0; i < t.keep.size(); ++i) {
     const at::Tensor& x = t.keep[i];
-    DLTensor& d = (*out)[i];
+    DLTensor& d = out->tensors[i];
     d = DLTensor{};
     if (!dl_dtype(x.scalar_type(), &d.dtype)) {
       *message = "tensor '" + t.names[i] + "' has dtype " + c10::toString(x.scalar_type()) +
@@ -245,6 +252,8 @@ bool views(const Tensors& t, std::vector<DLTensor>* out, std::string* message) {
     d.ndim = static_cast<int32_t>(x.dim());
     d.shape = const_cast<int64_t*>(x.sizes().data());
     d.strides = const_cast<int64_t*>(x.strides().data());
+    out->pointers.push_back(&d);
+    out->names.push_back(t.names[i].c_str());
   }
   return true;
 }
@@ -302,18 +311,8 @@ peat_status_t record_call(peat_profiler_t* profiler, uint32_t op, uint64_t call,
   for (int64_t w : written) outs.add(c.info.names[static_cast<size_t>(w)], c.args[static_cast<size_t>(w)].toTensor());
   ins.unique();
   outs.unique();
-  std::vector<DLTensor> in_views, out_views;
-  if (!views(ins, &in_views, message) || !views(outs, &out_views, message)) return PEAT_STATUS_INVALID_ARGUMENT;
-  std::vector<const DLTensor*> in_ptrs, out_ptrs;
-  std::vector<const char*> in_names, out_names;
-  for (size_t i = 0; i < in_views.size(); ++i) {
-    in_ptrs.push_back(&in_views[i]);
-    in_names.push_back(ins.names[i].c_str());
-  }
-  for (size_t i = 0; i < out_views.size(); ++i) {
-    out_ptrs.push_back(&out_views[i]);
-    out_names.push_back(outs.names[i].c_str());
-  }
+  Views in, out;
+  if (!views(ins, &in, message) || !views(outs, &out, message)) return PEAT_STATUS_INVALID_ARGUMENT;
   const Attrs attrs = call_attrs(c, written);
   const std::vector<peat_attr_t> attr_views = attrs.view();
   peat_op_record_t rec;
@@ -324,12 +323,12 @@ peat_status_t record_call(peat_profiler_t* profiler, uint32_t op, uint64_t call,
   rec.module_path = module_path;
   rec.attrs = attr_views.data();
   rec.n_attrs = attr_views.size();
-  rec.inputs = in_ptrs.data();
-  rec.input_names = in_names.data();
-  rec.n_inputs = in_ptrs.size();
-  rec.outputs = out_ptrs.data();
-  rec.output_names = out_names.data();
-  rec.n_outputs = out_ptrs.size();
+  rec.inputs = in.pointers.data();
+  rec.input_names = in.names.data();
+  rec.n_inputs = in.pointers.size();
+  rec.outputs = out.pointers.data();
+  rec.output_names = out.names.data();
+  rec.n_outputs = out.pointers.size();
   const peat_status_t status = peat_profiler_record_op(profiler, &rec, out_recorded, nullptr);
   if (status != PEAT_STATUS_OK) *message = peat_last_error_message();
   return status;

@@ -354,3 +354,17 @@ def test_library_lookup_honours_peat_library():
                        text=True)
     assert r.returncode != 0 and "LibraryNotFound" in r.stderr
     assert "/nonexistent/libpeat.so" in r.stderr
+
+
+def test_session_logs_since_a_mark_survive_dropped_entries():
+    with peat.Session(max_log_entries=4) as s:
+        s.log("a")
+        mark = s.log_mark()
+        for m in ("b", "c", "d", "e", "f"):
+            s.log(m)  # "a" and "b" are dropped: 4 kept
+        assert [m for _, m in s.logs()] == ["c", "d", "e", "f"]
+        assert [m for _, m in s.logs(since=mark)] == ["c", "d", "e", "f"]
+        later = s.log_mark()
+        s.log("g", "warning")
+        assert s.logs(since=later) == [("warning", "g")]
+        assert s.log_mark() == later + 1

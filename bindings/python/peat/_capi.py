@@ -55,24 +55,32 @@ def _candidates():
     yield Path(f"libpeat.so.{EXPECTED_ABI_VERSION}")
 
 
-def _load():
+def open_first(candidates):
+    """(ctypes library, its path) of the first of `candidates` (Paths) that
+    loads; (None, [why each one failed]) when none does."""
     errors = []
-    for path in _candidates():
+    for path in candidates:
         if path.is_absolute() and not path.exists():
             errors.append(f"{path}: no such file")
             continue
         try:
-            lib = ctypes.CDLL(str(path))
+            return ctypes.CDLL(str(path)), str(path)
         except OSError as exc:
             errors.append(f"{path}: {exc}")
-            continue
-        return lib, str(path)
-    raise LibraryNotFound("libpeat not found (set PEAT_LIBRARY to its path); tried: " +
-                          "; ".join(errors))
+    return None, errors
 
 
-def _bind(lib):
-    for name, (restype, argtypes) in _PROTOTYPES.items():
+def _load():
+    lib, found = open_first(_candidates())
+    if lib is None:
+        raise LibraryNotFound("libpeat not found (set PEAT_LIBRARY to its path); tried: " +
+                              "; ".join(found))
+    return lib, found
+
+
+def bind(lib, prototypes: dict) -> None:
+    """Sets restype and argtypes of each {name: (restype, argtypes)} on `lib`."""
+    for name, (restype, argtypes) in prototypes.items():
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
@@ -98,5 +106,5 @@ def _check(lib, path):
 
 
 lib, library_path = _load()
-_bind(lib)
+bind(lib, _PROTOTYPES)
 _check(lib, library_path)

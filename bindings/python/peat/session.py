@@ -132,14 +132,25 @@ class Session(OwnsHandle):
     def log(self, message: str, level: str = "info") -> None:
         check(lib.peat_session_log(self.handle, LOG_LEVELS[level], _b(message)), "peat_session_log")
 
-    def logs(self) -> list:
-        """The log entries kept, oldest first, as (level name, message)."""
+    def _log_counts(self) -> tuple:
         count, dropped = c_uint64(), c_uint64()
         check(lib.peat_session_log_count(self.handle, byref(count), byref(dropped)),
               "peat_session_log_count")
+        return count.value, dropped.value
+
+    def log_mark(self) -> int:
+        """How many entries were ever logged (kept and dropped): a mark for
+        logs(since=...)."""
+        count, dropped = self._log_counts()
+        return count + dropped
+
+    def logs(self, since: int = 0) -> list:
+        """The log entries kept, oldest first, as (level name, message); with
+        `since` (a log_mark()), only those logged after that mark."""
+        count, dropped = self._log_counts()
         levels = {v: k for k, v in LOG_LEVELS.items()}
         out = []
-        for i in range(count.value):
+        for i in range(max(0, since - dropped), count):
             level, needed = c_int32(), c_size_t()
             buf = ctypes.create_string_buffer(256)
             status = lib.peat_session_log_entry(self.handle, i, byref(level), buf, 256,

@@ -99,31 +99,19 @@ def native_library():
     against another torch major.minor than the one imported."""
     global _LIB
     if _LIB is None:
-        tried = []
-        for path in _candidates():
-            if path.is_absolute() and not path.exists():
-                tried.append(f"{path}: no such file")
-                continue
-            try:
-                native = ctypes.CDLL(str(path))
-            except OSError as exc:
-                tried.append(f"{path}: {exc}")
-                continue
-            for name, (restype, argtypes) in _PROTOTYPES.items():
-                fn = getattr(native, name)
-                fn.restype, fn.argtypes = restype, argtypes
-            built = native.peat_torch_torch_version().decode()
-            if built.split(".")[:2] != torch.__version__.split(".")[:2]:
-                # another libtorch's C++ classes: its kernels would corrupt this torch
-                raise VersionMismatchError(
-                    f"peat.torch.NativeMode: {path} was built against libtorch {built}, this torch is "
-                    f"{torch.__version__}; rebuild it against this torch", VersionMismatchError.status)
-            _LIB = native
-            break
-        else:
+        native, found = _capi.open_first(_candidates())
+        if native is None:
             raise UnavailableError("peat.torch.NativeMode: libpeat_torch not found (built with libtorch-dev; "
-                                   "set PEAT_TORCH_LIBRARY to its path); tried: " + "; ".join(tried),
+                                   "set PEAT_TORCH_LIBRARY to its path); tried: " + "; ".join(found),
                                    UnavailableError.status)
+        _capi.bind(native, _PROTOTYPES)
+        built = native.peat_torch_torch_version().decode()
+        if built.split(".")[:2] != torch.__version__.split(".")[:2]:
+            # another libtorch's C++ classes: its kernels would corrupt this torch
+            raise VersionMismatchError(
+                f"peat.torch.NativeMode: {found} was built against libtorch {built}, this torch is "
+                f"{torch.__version__}; rebuild it against this torch", VersionMismatchError.status)
+        _LIB = native
     return _LIB
 
 
@@ -203,7 +191,7 @@ class NativeMode:
                "peat_torch_hook_attach")
         del keep
         self._h = handle
-        self._log_mark = len(self.session.logs())  # the hook's warnings come after this entry
+        self._log_mark = self.session.log_mark()  # the hook's warnings come after this entry
         # detached before the session or the profiler closes (they free what the hook uses)
         self.session._children.append(self)
         if self.profiler is not None:
@@ -259,7 +247,7 @@ class NativeMode:
         """The warnings the hook wrote to the session log while entered
         (one per op name), raised as PeatWarning as PeatMode raises them."""
         from .torch import PeatWarning
-        for level, message in self.session.logs()[self._log_mark:]:
+        for level, message in self.session.logs(since=self._log_mark):
             if level == "warning" and message.startswith("peat.torch: ") and "tensor-list" in message:
                 warnings.warn(message, PeatWarning, stacklevel=3)
 
