@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace peat::impl::trace {
@@ -42,7 +44,14 @@ class Writer {
   // before it), in chunks of at most 4 MiB that `read(offset, dst, n)` fills.
   using ChunkReader = std::function<void(uint64_t offset, std::byte* dst, std::size_t n)>;
   uint64_t append_copy(uint64_t size, uint16_t kind, uint64_t seq, const ChunkReader& read);
-  // Writes the footer index and closes the file. Idempotent.
+  // What the periodic flush runs on the file descriptor: returns 0, or the
+  // errno value of its failure. fdatasync by default; tests substitute one
+  // that blocks or fails. Set it before the first append.
+  using FlushFunction = std::function<int(int fd)>;
+  void set_flush_function(FlushFunction flush) { flush_function_ = std::move(flush); }
+  // Writes the footer index and closes the file, after any flush still
+  // running; a failed flush fails it (IO_ERROR) with no footer written.
+  // Idempotent.
   void close();
   // Closes the file descriptor without writing the footer.
   void abandon() noexcept;
@@ -59,15 +68,18 @@ class Writer {
   void write_all(const std::byte* data, std::size_t size, const char* what, uint64_t start);
   uint64_t add(const EncodedRecord& record, uint64_t seq);
   void start_writeback() noexcept;  // asks the kernel to write back what was appended since the last call
-  void flush_periodically();        // fdatasync once kFlushBytes were appended since the last one
+  void flush_periodically();        // asks for an fdatasync once kFlushBytes were appended since the last one
+  void stop_flusher() noexcept;     // waits for a flush in flight and ends the flusher thread
+
+  class Flusher;  // writer.cpp: the thread that runs the periodic fdatasync
 
   std::string path_;
   int fd_ = -1;
   uint64_t offset_ = 0;
   uint64_t writeback_from_ = 0;
-  uint64_t flushed_to_ = 0;      // offset the last periodic fdatasync covered
-  bool flushable_ = true;        // false once fdatasync said the file system cannot flush it (EINVAL)
-  std::string flush_error_;      // the first failed flush: later appends and close fail with it
+  uint64_t flush_asked_to_ = 0;  // offset the last periodic fdatasync asked for covers
+  std::unique_ptr<Flusher> flusher_;  // started by the first periodic flush
+  FlushFunction flush_function_;
   uint64_t next_seq_ = 0;
   std::vector<uint64_t> offsets_;
   std::vector<uint8_t> kinds_;

@@ -13,8 +13,13 @@
 #include "trace/writer.hpp"
 #include "trace_test_util.hpp"
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
+#include <system_error>
 #include <limits>
 #include <random>
 #include <string>
@@ -762,8 +767,9 @@ TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads 
   TempDir dir;
   const std::string path = dir.file("big.peat");
   Writer w(path, run_info());
-  // Three records of 24 MiB each: the periodic fdatasync runs before the third.
-  for (uint32_t k = 0; k < 3; ++k) {
+  // Four records of 24 MiB each: the periodic fdatasync is asked for before
+  // the fourth (72 MiB appended), and close waits for it.
+  for (uint32_t k = 0; k < 4; ++k) {
     OpData op;
     op.op = "aten::mm";
     op.inputs.push_back(tensor("x", DLDataType{kDLFloat, 32, 1}, {6 << 20}, k));
@@ -773,7 +779,7 @@ TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads 
   peat_trace_reader_t* r = open_ok(path);
   uint64_t n = 0;
   REQUIRE(peat_trace_record_count(r, &n) == PEAT_STATUS_OK);
-  CHECK(n == 3);
+  CHECK(n == 4);
   CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
   peat_trace_close(r);
   // Past 64 MiB a closed writer must still say it is closed, not try to flush.
@@ -785,5 +791,82 @@ TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads 
     FAIL("append after close did not fail");
   } catch (const peat::impl::Error& err) {
     CHECK(err.status() == PEAT_STATUS_BAD_STATE);
+  }
+}
+
+namespace {
+
+// A record of one raw f32 tensor of 24 MiB (`k` varies its bytes).
+EncodedRecord big_record(uint32_t k) {
+  OpData op;
+  op.op = "aten::mm";
+  op.inputs.push_back(tensor("x", DLDataType{kDLFloat, 32, 1}, {6 << 20}, k));
+  return encode_record(std::move(op), PEAT_TRACE_CODEC_RAW, 1);
+}
+
+}  // namespace
+
+TEST_CASE("trace writer: the periodic flush runs beside the appends, and a failed one answers close", "[trace][writer]") {
+  TempDir dir;
+  const std::string path = dir.file("flush.peat");
+  SECTION("appends go on while the flush runs") {
+    // The flush blocks until the test releases it (or 30 s pass): appends
+    // that waited for it would return only after it ended.
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<int> calls{0};
+    std::atomic<bool> finished{false}, timed_out{false};
+    {
+      Writer w(path, run_info());
+      w.set_flush_function([&](int) {
+        ++calls;
+        timed_out = released.wait_for(std::chrono::seconds(30)) != std::future_status::ready;
+        finished = true;
+        return 0;
+      });
+      for (uint32_t k = 0; k < 5; ++k) w.append(big_record(k));  // the flush is asked for before the fourth
+      CHECK_FALSE(finished.load());  // the last two appends did not wait for it
+      release.set_value();
+      w.close();
+    }
+    CHECK(calls.load() == 1);
+    CHECK(finished.load());
+    CHECK_FALSE(timed_out.load());
+    peat_trace_reader_t* r = open_ok(path);
+    uint64_t n = 0;
+    REQUIRE(peat_trace_record_count(r, &n) == PEAT_STATUS_OK);
+    CHECK(n == 5);
+    CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
+    peat_trace_close(r);
+  }
+  SECTION("a failed flush fails close, naming the record and the reason, and writes no footer") {
+    Writer w(path, run_info());
+    w.set_flush_function([](int) { return EIO; });
+    for (uint32_t k = 0; k < 4; ++k) w.append(big_record(k));
+    try {
+      w.close();
+      FAIL("close after a failed flush did not fail");
+    } catch (const peat::impl::Error& err) {
+      CHECK(err.status() == PEAT_STATUS_IO_ERROR);
+      const std::string what = err.what();
+      CHECK(what.find("record 3") != std::string::npos);
+      CHECK(what.find("fdatasync") != std::string::npos);
+      CHECK(what.find(std::generic_category().message(EIO)) != std::string::npos);
+    }
+    CHECK_FALSE(w.is_open());
+    peat_trace_reader_t* r = nullptr;
+    CHECK(peat_trace_open(path.c_str(), nullptr, &r) != PEAT_STATUS_OK);  // no footer (recover reads it)
+    if (r != nullptr) peat_trace_close(r);
+  }
+  SECTION("a file system that cannot flush (EINVAL): no error, and no second flush") {
+    std::atomic<int> calls{0};
+    Writer w(path, run_info());
+    w.set_flush_function([&](int) {
+      ++calls;
+      return EINVAL;
+    });
+    for (uint32_t k = 0; k < 7; ++k) w.append(big_record(k));  // 168 MiB: a second flush would be due
+    w.close();
+    CHECK(calls.load() == 1);
   }
 }
