@@ -12,12 +12,18 @@
 //           many threads as the profiler's arena): what compression takes;
 //   record  the profiler with its default options recording the stream into
 //           DIR, closed and fdatasync'ed: what PEAT achieves.
+// The stream is sized by the caller (run.sh: 1 GiB, four times the
+// profiler's default 256 MiB queue): a stream the queue can hold measures how
+// fast the profiler swallows a burst into memory, one several times larger
+// the rate it sustains, with the queue full, then drained at close.
 // Each figure is raw tensor MB/s; the ratio is median(record) /
 // min(median(write), median(codec)), and the per-round ratios give its spread
 // (a shared disk makes single rounds noisy). The process CPU time of the codec
 // and record phases is printed too (medians, core-seconds): codec_cpu_s /
 // record_cpu_s is about the ratio recording could reach with every core busy
-// all the time, which tells a CPU cap from idle time. Prints one JSON line.
+// all the time, which tells a CPU cap from idle time. close_s is the median
+// time of the record phase's close + fdatasync (the queue's drain). Prints
+// one JSON line.
 // Usage: peat_bench_recording_vs_limit SIZE_MIB DIR [ROUNDS]
 // RECORDING_PROFILE=record runs the record phase alone (no ratio printed):
 // for a profiler such as perf, which then sees only what recording costs.
@@ -138,7 +144,7 @@ double codec_on_workers(const std::vector<Record>& s) {
   return seconds_since(t0);
 }
 
-double record(const std::vector<Record>& s, const std::string& path, uint64_t* file_bytes) {
+double record(const std::vector<Record>& s, const std::string& path, uint64_t* file_bytes, double* close_s = nullptr) {
   ::unlink(path.c_str());
   peat_session_t* session = nullptr;
   peat_session_create(nullptr, &session);
@@ -178,12 +184,14 @@ double record(const std::vector<Record>& s, const std::string& path, uint64_t* f
       std::exit(1);
     }
   }
+  const double t_loop = seconds_since(t0);
   if (peat_profiler_close(prof) != PEAT_STATUS_OK) {
     std::fprintf(stderr, "close: %s\n", peat_last_error_message());
     std::exit(1);
   }
   sync_file(path);
   const double t = seconds_since(t0);
+  if (close_s) *close_s = t - t_loop;
   peat_profiler_stats_t st{};
   st.struct_size = sizeof st;
   peat_profiler_stats(prof, &st);
@@ -206,7 +214,7 @@ int main(int argc, char** argv) {
   const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
   const std::vector<Record> stream = make_stream(size);
   const double mb = static_cast<double>(stream_bytes(stream)) / 1e6;
-  std::vector<double> write_mb_s, codec_mb_s, record_mb_s, ratios, codec_cpu, record_cpu, record_cores;
+  std::vector<double> write_mb_s, codec_mb_s, record_mb_s, ratios, codec_cpu, record_cpu, record_cores, close_s;
   uint64_t file_bytes = 0;
   if (const char* only = std::getenv("RECORDING_PROFILE"); only != nullptr && std::string(only) == "record") {
     for (int r = 0; r < rounds; ++r) std::printf("record %.1f MB/s\n", mb / record(stream, dir + "/trace.peat", &file_bytes));
@@ -217,7 +225,9 @@ int main(int argc, char** argv) {
     const double c0 = process_cpu_s();
     const double c = mb / codec_on_workers(stream);
     const double c1 = process_cpu_s();
-    const double rec = mb / record(stream, dir + "/trace.peat", &file_bytes);
+    double drain = 0;
+    const double rec = mb / record(stream, dir + "/trace.peat", &file_bytes, &drain);
+    close_s.push_back(drain);
     const double c2 = process_cpu_s();
     codec_cpu.push_back(c1 - c0);
     record_cpu.push_back(c2 - c1);
@@ -230,10 +240,11 @@ int main(int argc, char** argv) {
   std::printf("{\"stream_mb\": %.1f, \"threads\": %d, \"write_mb_s\": %.1f, \"codec_mb_s\": %.1f, "
               "\"record_mb_s\": %.1f, \"ratio\": %.3f, \"ratio_min\": %.3f, \"ratio_max\": %.3f, "
               "\"file_mb\": %.1f, \"rounds\": %d, \"codec_cpu_s\": %.3f, \"record_cpu_s\": %.3f, "
-              "\"record_cores\": %.2f, \"cpu_bound_ratio\": %.3f}\n",
+              "\"record_cores\": %.2f, \"cpu_bound_ratio\": %.3f, \"close_s\": %.3f}\n",
               mb, tbb::this_task_arena::max_concurrency(), median(write_mb_s), median(codec_mb_s),
               median(record_mb_s), median(record_mb_s) / std::min(median(write_mb_s), median(codec_mb_s)), *std::min_element(ratios.begin(), ratios.end()),
               *std::max_element(ratios.begin(), ratios.end()), static_cast<double>(file_bytes) / 1e6, rounds,
-              median(codec_cpu), median(record_cpu), median(record_cores), median(codec_cpu) / median(record_cpu));
+              median(codec_cpu), median(record_cpu), median(record_cores), median(codec_cpu) / median(record_cpu),
+              median(close_s));
   return 0;
 }

@@ -9,7 +9,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
-size=${2:-${RECORDING_MIB:-256}}
+# 1 GiB: four times the profiler's default queue, so that the figure is the
+# sustained rate (queue full, then drained at close), not a burst into memory.
+size=${2:-${RECORDING_MIB:-1024}}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/peat-recording.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 line=$("$build/benchmarks/recording/peat_bench_recording_vs_limit" "$size" "$dir" 5)
@@ -19,7 +21,7 @@ python3 "$here/../record.py" recording --metric recording_vs_limit \
   --value "$(get record_mb_s "$line")" --unit MB/s \
   --baseline "$(python3 -c "print(min($(get write_mb_s "$line"), $(get codec_mb_s "$line")))")" \
   --ratio "$(get ratio "$line")" --target ">=0.7" \
-  --note "$(get stream_mb "$line") MB stream (weights, ReLU activations, gradients; distinct tensors, generated before timing), default profiler options, closed + fdatasync; medians of $(get rounds "$line") rounds: write+fdatasync $(get write_mb_s "$line") MB/s, codec on $(get threads "$line") worker threads $(get codec_mb_s "$line") MB/s; per-round ratio $(get ratio_min "$line")..$(get ratio_max "$line"); file $(get file_mb "$line") MB; process CPU per stream: codec $(get codec_cpu_s "$line") s, record $(get record_cpu_s "$line") s on $(get record_cores "$line") cores (codec/record CPU $(get cpu_bound_ratio "$line"): the ratio with every core busy)"
+  --note "$(get stream_mb "$line") MB stream (weights, ReLU activations, gradients; distinct tensors, generated before timing), default profiler options, closed + fdatasync (close + fdatasync, the queue's drain: $(get close_s "$line") s); medians of $(get rounds "$line") rounds: write+fdatasync $(get write_mb_s "$line") MB/s, codec on $(get threads "$line") worker threads $(get codec_mb_s "$line") MB/s; per-round ratio $(get ratio_min "$line")..$(get ratio_max "$line"); file $(get file_mb "$line") MB; process CPU per stream: codec $(get codec_cpu_s "$line") s, record $(get record_cpu_s "$line") s on $(get record_cores "$line") cores (codec/record CPU $(get cpu_bound_ratio "$line"): the ratio with every core busy)"
 if ! /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
   echo "trace_bytes_vs_raw: python3-torch / python3-torchvision not installed; skipped" >&2
   exit 0

@@ -255,8 +255,8 @@ PEAT_API peat_status_t peat_profiler_mark_step(peat_profiler_t* profiler, int64_
 
 /* Waits until every record queued before the call is in the file (written
  * with write(2); this call does not fsync: the writer flushes the file to disk
- * on its own each time 64 MiB more were written, see docs/trace-format.md
- * "Crash safety"). Errors: a write or flush error -> IO_ERROR. */
+ * on its own, on a thread beside it, each time 64 MiB more were written, see
+ * docs/trace-format.md "Crash safety"). Errors: a write or flush error -> IO_ERROR. */
 PEAT_API peat_status_t peat_profiler_flush(peat_profiler_t* profiler);
 
 /* Flushes, writes the footer index and closes the file. Later record calls
