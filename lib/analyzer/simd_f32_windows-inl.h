@@ -95,26 +95,35 @@ struct ExactWindows {
       equal_span_bits = lo_e <= hi_e ? static_cast<uint32_t>(hi_e + 1 - lo_e) << 23 : 0;
     }
   }
+  // Each lane holds integers below 2^53 in magnitude: the lanes of a window
+  // are summed as 64-bit integers (below 2^56 for up to 8 lanes), and each
+  // window's two sums go into the exact accumulators as integers times a
+  // power of two: 2 adds per window (6 for kSumEqual) instead of 2 per lane
+  // (measured: the per-lane adds were an eighth of the bitwise-equal path).
   void flush(DD dd) {
     HWY_ALIGN double hs[hn::MaxLanes(dd)], ls[hn::MaxLanes(dd)];
     const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
+    static_assert(hn::MaxLanes(DD()) <= 512, "lane sums must stay below 2^63");
     for (int q = 0; q < kWindows; ++q) {
       if (!used[q]) continue;
       hn::Store(hi[q], dd, hs);
       hn::Store(lo[q], dd, ls);
-      const double unit = hd::exact_pow2(base[q]), unit_hi = hd::exact_pow2(base[q] + 32);
-      for (int64_t l = 0; l < L; ++l) {
-        // exact: an integer below 2^53 times a power of two
-        const double th = hs[l] * unit_hi, tl = ls[l] * unit;
-        if (q == kSumEqual) {
-          for (int t : {int{kSumSqGolden}, int{kSumSqCandidate}, int{kSumGoldenCandidate}}) {
-            acc[t].add(th);
-            acc[t].add(tl);
-          }
-        } else {
-          acc[q].add(th);
-          acc[q].add(tl);
+      int64_t h = 0, l = 0;
+      for (int64_t k = 0; k < L; ++k) {
+        h += static_cast<int64_t>(hs[k]);  // exact: integers below 2^53
+        l += static_cast<int64_t>(ls[k]);
+      }
+      // The lowest bit of the window is 2^base; the accumulators count bit
+      // offsets from 2^PEAT_EXACT_SUM_SCALE_EXPONENT (base >= -900).
+      const int off = base[q] - PEAT_EXACT_SUM_SCALE_EXPONENT;
+      if (q == kSumEqual) {
+        for (int t : {int{kSumSqGolden}, int{kSumSqCandidate}, int{kSumGoldenCandidate}}) {
+          acc[t].add_int(h, off + 32);
+          acc[t].add_int(l, off);
         }
+      } else {
+        acc[q].add_int(h, off + 32);
+        acc[q].add_int(l, off);
       }
       hi[q] = lo[q] = hn::Zero(dd);
     }
