@@ -32,6 +32,13 @@ enum SumIndex : int {
   kSumCount
 };
 
+// One accumulator more after the sums: g*g of bitwise-equal pairs (c == g),
+// which belongs to kSumSqGolden, kSumSqCandidate and kSumGoldenCandidate
+// alike. Kept once, it costs one exact add per term instead of three; the
+// caller adds it to all three sums when it folds a chunk.
+constexpr int kAccEqualSquares = kSumCount;
+constexpr int kAccCount = kSumCount + 1;
+
 struct F32FastParams {
   double rtol = 0, atol = 0;
   float ratio_min_abs = 0;      // smallest float >= the config's ratio_min_abs
@@ -44,7 +51,7 @@ struct F32FastState {
   int64_t max_abs_index = -1, max_rel_index = -1;
   uint64_t ratio_n = 0;          // ratios so far (this chunk); min/max valid when > 0
   double ratio_min = 0, ratio_max = 0;
-  ExactAcc* acc = nullptr;        // [kSumCount] exact accumulators the sums go to
+  ExactAcc* acc = nullptr;        // [kAccCount] exact accumulators the sums go to
   uint64_t* ulp_hist = nullptr;
   uint64_t* rel_hist = nullptr;
   uint64_t* xor_bit_hist = nullptr;

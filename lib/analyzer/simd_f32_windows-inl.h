@@ -13,8 +13,8 @@
 // bases only decide speed.
 //
 // Bitwise-equal vectors add only g*g, into one more window kSumEqual: at a
-// flush it goes to the sums of g*g, c*c and g*c alike (c == g), whose error
-// terms are all zero.
+// flush it goes to the accumulator kAccEqualSquares, which the caller adds to
+// the sums of g*g, c*c and g*c alike (c == g); their error terms are all zero.
 //
 // Included once per Highway target (toggle guard, as Highway's -inl headers).
 #if defined(PEAT_ANALYZER_SIMD_F32_WINDOWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -98,7 +98,7 @@ struct ExactWindows {
   // Each lane holds integers below 2^53 in magnitude: the lanes of a window
   // are summed as 64-bit integers (below 2^56 for up to 8 lanes), and each
   // window's two sums go into the exact accumulators as integers times a
-  // power of two: 2 adds per window (6 for kSumEqual) instead of 2 per lane
+  // power of two: 2 adds per window instead of 2 per lane
   // (measured: the per-lane adds were an eighth of the bitwise-equal path).
   void flush(DD dd) {
     HWY_ALIGN double hs[hn::MaxLanes(dd)], ls[hn::MaxLanes(dd)];
@@ -116,15 +116,9 @@ struct ExactWindows {
       // The lowest bit of the window is 2^base; the accumulators count bit
       // offsets from 2^PEAT_EXACT_SUM_SCALE_EXPONENT (base >= -900).
       const int off = base[q] - PEAT_EXACT_SUM_SCALE_EXPONENT;
-      if (q == kSumEqual) {
-        for (int t : {int{kSumSqGolden}, int{kSumSqCandidate}, int{kSumGoldenCandidate}}) {
-          acc[t].add_int(h, off + 32);
-          acc[t].add_int(l, off);
-        }
-      } else {
-        acc[q].add_int(h, off + 32);
-        acc[q].add_int(l, off);
-      }
+      ExactAcc& to = acc[q == kSumEqual ? kAccEqualSquares : q];
+      to.add_int(h, off + 32);
+      to.add_int(l, off);
       hi[q] = lo[q] = hn::Zero(dd);
     }
     pending = 0;
@@ -142,15 +136,8 @@ struct ExactWindows {
   void fallback(DD dd, int q, MD ok, VD x) {
     HWY_ALIGN double xs[hn::MaxLanes(dd)];
     hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
-    for (size_t l = 0; l < hn::Lanes(dd); ++l) {
-      if (q == kSumEqual) {
-        acc[kSumSqGolden].add(xs[l]);
-        acc[kSumSqCandidate].add(xs[l]);
-        acc[kSumGoldenCandidate].add(xs[l]);
-      } else {
-        acc[q].add(xs[l]);
-      }
-    }
+    ExactAcc& to = acc[q == kSumEqual ? kAccEqualSquares : q];
+    for (size_t l = 0; l < hn::Lanes(dd); ++l) to.add(xs[l]);
   }
   // Inlined so that q is a constant at each call and the windows stay in
   // registers (out of line, they go through memory).
