@@ -403,7 +403,17 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
                                                 hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
         }
         // In the window implies finite (its exponents stop below 255).
-        if (!hn::AllTrue(du, in_window) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) break;
+        if (!hn::AllTrue(du, in_window) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) {
+          // As for a difference: no block is tried again before the first
+          // vector with a lane outside the window is passed (a small |g|
+          // in the block's last vector failed four blocks in a row).
+          int64_t k = 0;
+          while (k + 1 < kBlock && hn::AllTrue(du, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
+                                                          hn::Lt(hn::Sub(gak[k], lo_bits), span_bits))))
+            ++k;
+          block_from = i + (k + 1) * N;
+          break;
+        }
         win.make_room(dd, kBlock);
         for (int k = 0; k < kBlock; ++k) {
           const auto gfk = hn::BitCast(df, gbk[k]);
