@@ -380,7 +380,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       while (i >= block_from && have_equal_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 &&
              i + kBlock * N <= n) {
         VU gbk[kBlock], diff = hn::Zero(du);
-        for (int k = 0; k < kBlock; ++k) {
+        HWY_UNROLL(kBlock) for (int k = 0; k < kBlock; ++k) {  // unrolled: gbk, gak stay in registers
           gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + i + k * N));
           diff = hn::Or(diff, hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + i + k * N))));
         }
@@ -396,7 +396,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
         VU gak[kBlock], mx = hn::Zero(du);
         auto in_window = hn::Eq(mx, mx);  // all true
         const VU lo_bits = hn::Set(du, win.equal_lo_bits), span_bits = hn::Set(du, win.equal_span_bits);
-        for (int k = 0; k < kBlock; ++k) {
+        HWY_UNROLL(kBlock) for (int k = 0; k < kBlock; ++k) {  // unrolled: gbk, gak stay in registers
           gak[k] = hn::And(gbk[k], abs_mask);
           mx = hn::Max(mx, gak[k]);
           in_window = hn::And(in_window, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
@@ -415,7 +415,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
           break;
         }
         win.make_room(dd, kBlock);
-        for (int k = 0; k < kBlock; ++k) {
+        HWY_UNROLL(kBlock) for (int k = 0; k < kBlock; ++k) {  // unrolled: gbk, gak stay in registers
           const auto gfk = hn::BitCast(df, gbk[k]);
           const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
           win.add_equal_unchecked(dd, hn::Mul(g_lo, g_lo));
