@@ -132,12 +132,16 @@ struct ExactWindows {
   HWY_INLINE void make_room(DD dd, int k) {
     if (pending + k > kWindowFlush / 2) flush(dd);
   }
-  // The lanes outside ok go to the scalar accumulators.
+  // The lanes outside ok go to the scalar accumulators (those lanes only:
+  // usually one of the vector's).
   void fallback(DD dd, int q, MD ok, VD x) {
     HWY_ALIGN double xs[hn::MaxLanes(dd)];
-    hn::Store(hn::IfThenZeroElse(ok, x), dd, xs);
+    hn::Store(x, dd, xs);
+    uint8_t bits[(hn::MaxLanes(dd) + 7) / 8] = {};
+    (void)hn::StoreMaskBits(dd, hn::Not(ok), bits);
     ExactAcc& to = acc[q == kSumEqual ? kAccEqualSquares : q];
-    for (size_t l = 0; l < hn::Lanes(dd); ++l) to.add(xs[l]);
+    for (size_t l = 0; l < hn::Lanes(dd); ++l)
+      if ((bits[l / 8] >> (l % 8)) & 1) to.add(xs[l]);
   }
   // Inlined so that q is a constant at each call and the windows stay in
   // registers (out of line, they go through memory).
