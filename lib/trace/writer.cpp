@@ -22,7 +22,11 @@ namespace peat::impl::trace {
 // time; the first failure is kept and answers every later append and close.
 class Writer::Flusher {
  public:
-  Flusher(int fd, FlushFunction flush) : fd_(fd), flush_(std::move(flush)), thread_([this] { run(); }) {}
+  // `flush` empty: fdatasync.
+  Flusher(int fd, FlushFunction flush)
+      : fd_(fd),
+        flush_(flush ? std::move(flush) : [](int f) { return ::fdatasync(f) == 0 ? 0 : errno; }),
+        thread_([this] { run(); }) {}
   ~Flusher() {
     {
       std::lock_guard lock(mutex_);
@@ -45,11 +49,10 @@ class Writer::Flusher {
     cv_.notify_all();
     return true;
   }
-  // Waits until no flush runs; returns the bytes the flushes covered so far.
-  uint64_t wait() {
+  // Waits until no flush runs.
+  void wait() {
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return !busy_; });
-    return flushed_to_;
   }
   uint64_t flushed_to() {
     std::lock_guard lock(mutex_);
@@ -74,7 +77,7 @@ class Writer::Flusher {
       if (!busy_) return;  // stopping, nothing asked
       const uint64_t target = target_;
       lock.unlock();
-      const int err = flush_ ? flush_(fd_) : (::fdatasync(fd_) == 0 ? 0 : errno);
+      const int err = flush_(fd_);
       lock.lock();
       if (err == 0) {
         flushed_to_ = target;
@@ -89,7 +92,7 @@ class Writer::Flusher {
   }
 
   const int fd_;
-  const FlushFunction flush_;  // empty: fdatasync
+  const FlushFunction flush_;
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false, busy_ = false, flushable_ = true;

@@ -762,6 +762,28 @@ TEST_CASE("trace: random garbage after a valid header never crashes open or reco
   }
 }
 
+namespace {
+
+// A record of one raw f32 tensor of 24 MiB (`k` varies its bytes).
+EncodedRecord big_record(uint32_t k) {
+  OpData op;
+  op.op = "aten::mm";
+  op.inputs.push_back(tensor("x", DLDataType{kDLFloat, 32, 1}, {6 << 20}, k));
+  return encode_record(std::move(op), PEAT_TRACE_CODEC_RAW, 1);
+}
+
+// The closed trace at `path` opens, holds `records` records and verifies.
+void check_reads_back(const std::string& path, uint64_t records) {
+  peat_trace_reader_t* r = open_ok(path);
+  uint64_t n = 0;
+  REQUIRE(peat_trace_record_count(r, &n) == PEAT_STATUS_OK);
+  CHECK(n == records);
+  CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
+  peat_trace_close(r);
+}
+
+}  // namespace
+
 TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads back, and an append after close is "
           "BAD_STATE", "[trace][writer]") {
   TempDir dir;
@@ -769,19 +791,9 @@ TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads 
   Writer w(path, run_info());
   // Four records of 24 MiB each: the periodic fdatasync is asked for before
   // the fourth (72 MiB appended), and close waits for it.
-  for (uint32_t k = 0; k < 4; ++k) {
-    OpData op;
-    op.op = "aten::mm";
-    op.inputs.push_back(tensor("x", DLDataType{kDLFloat, 32, 1}, {6 << 20}, k));
-    w.append(encode_record(std::move(op), PEAT_TRACE_CODEC_RAW, 1));
-  }
+  for (uint32_t k = 0; k < 4; ++k) w.append(big_record(k));
   w.close();
-  peat_trace_reader_t* r = open_ok(path);
-  uint64_t n = 0;
-  REQUIRE(peat_trace_record_count(r, &n) == PEAT_STATUS_OK);
-  CHECK(n == 4);
-  CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
-  peat_trace_close(r);
+  check_reads_back(path, 4);
   // Past 64 MiB a closed writer must still say it is closed, not try to flush.
   OpData late;
   late.op = "aten::mm";
@@ -793,18 +805,6 @@ TEST_CASE("trace writer: a trace past 64 MiB (flushed to disk on the way) reads 
     CHECK(err.status() == PEAT_STATUS_BAD_STATE);
   }
 }
-
-namespace {
-
-// A record of one raw f32 tensor of 24 MiB (`k` varies its bytes).
-EncodedRecord big_record(uint32_t k) {
-  OpData op;
-  op.op = "aten::mm";
-  op.inputs.push_back(tensor("x", DLDataType{kDLFloat, 32, 1}, {6 << 20}, k));
-  return encode_record(std::move(op), PEAT_TRACE_CODEC_RAW, 1);
-}
-
-}  // namespace
 
 TEST_CASE("trace writer: the periodic flush runs beside the appends, and a failed one answers close", "[trace][writer]") {
   TempDir dir;
@@ -832,12 +832,7 @@ TEST_CASE("trace writer: the periodic flush runs beside the appends, and a faile
     CHECK(calls.load() == 1);
     CHECK(finished.load());
     CHECK_FALSE(timed_out.load());
-    peat_trace_reader_t* r = open_ok(path);
-    uint64_t n = 0;
-    REQUIRE(peat_trace_record_count(r, &n) == PEAT_STATUS_OK);
-    CHECK(n == 5);
-    CHECK(peat_trace_verify(r, nullptr) == PEAT_STATUS_OK);
-    peat_trace_close(r);
+    check_reads_back(path, 5);
   }
   SECTION("a failed flush fails close, naming the record and the reason, and writes no footer") {
     Writer w(path, run_info());
