@@ -3,24 +3,28 @@
 # without the spatial map), signature_sparse_vs_stream_read (<= 1 % of pairs
 # differing: the bitwise-equal fast path) and signature_vs_numpy.
 # $1 = build directory.
-# Memory: 3 x 256 MiB for the C++ run; the numpy run (after it) works in
+# Memory: 4 x 256 MiB for the C++ run; the numpy run (after it) works in
 # blocks of 4 Mi elements and peaks near 1.1 GiB.
 #
 # Vector operations per element are counted by hand from the AVX-512
-# instruction sequence of lib/analyzer/simd_f32.cpp (one vector = 16 f32):
-# the bitwise-equal path about 26 per vector in blocks of 4 vectors (2 loads,
-# XOR and OR, |g|, the integer max, the per-lane window test, widening, g*g,
-# the split and window adds of two halves, the ratio-pair compare), 1.6 per
-# element (34 per vector when a block misses a test and goes vector by
-# vector, counted as 26 here, so the sparse figure is a lower bound); the
-# full path about 20 per element. A vector of 16 pairs with a few differing
-# pairs (at most 4) is split: its equal pairs cost the per-vector equal path
-# (about 34 operations) and the split itself about 24 more (the ordinary-pair
-# test, counts, three compresses and stores), and each differing pair costs
-# the full path's 20 once the stage holds 16 of them (full_vector_share: the
-# vectors holding a differing pair; bitwise_mismatches: the pairs). The
-# achieved operations per cycle divide that by the cycles per element of the
-# 1-thread runs (CPU time times the clock BM_CoreClock measures).
+# instruction sequence of lib/analyzer/simd_f32.cpp (one vector = 16 f32;
+# lib/analyzer/simd_f32.cpp describes its three passes):
+#   - every pair, in groups of 4 vectors: about 28 operations per vector (2
+#     loads, XOR and OR, |g|, the integer max, the per-lane window test,
+#     widening, g*g, the window's split and adds for two halves, the
+#     ratio-pair count): EQUAL = 28/16 per element;
+#   - a group holding a differing pair: about 76 more (the quick ordinary
+#     test and compressing each vector's differing pairs into the stage):
+#     GROUP = 76/64 per element of such a group (group_share);
+#   - a vector taken on its own (dense differences): about 62 (the full
+#     ordinary test, finiteness, compressing, and the golden's share):
+#     VECTOR = 62/16;
+#   - each staged (differing) pair: pass 2 about 120 per 16 pairs (widening,
+#     tolerance, e*e, g*e, c/g, the window guards and five windows' adds,
+#     maxima screen, ratio extrema) and pass 3 about 122 (ULP, relative-error
+#     and popcount buckets, four bit counters): STAGED = 242/16 per pair.
+# The achieved operations per cycle divide that by the cycles per element of
+# the 1-thread runs (CPU time times the clock BM_CoreClock measures).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -68,16 +72,19 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
 n = int(sys.argv[2])
 clocks = [b["adds"] / (b["cpu_time"] * 1e-3) for b in runs["BM_CoreClock"]]  # cycles per second
 clock = statistics.median(clocks)
-EQUAL, FULL, SPLIT = 26 / 16, 20.0, (34 + 24) / 16
+EQUAL, GROUP, VECTOR, STAGED = 28 / 16, 76 / 64, 62 / 16, 242 / 16
 print(f"core clock {clock / 1e9:.2f} GHz (dependent adds, CPU time; {min(clocks) / 1e9:.2f}..{max(clocks) / 1e9:.2f})")
 for name, label in (("BM_Signature1Thread", "rounding-level"), ("BM_SignatureSparse1Thread", "sparse (1 % differing)"),
                     ("BM_SignatureIdentical1Thread", "identical")):
     share = runs[name][0]["full_vector_share"]
-    if name == "BM_Signature1Thread":  # every vector whole on the full path
-        ops, how = share * (FULL + 2 / 16) + (1 - share) * EQUAL, "on the full path"
-    else:  # vectors with a differing pair split, the differing pairs staged
-        staged = runs[name][0]["bitwise_mismatches"] / n
-        ops, how = share * SPLIT + (1 - share) * EQUAL + staged * FULL, f"split ({staged:.4f} of pairs staged)"
+    groups = runs[name][0]["group_share"]
+    staged = runs[name][0]["bitwise_mismatches"] / n
+    if name == "BM_Signature1Thread":  # nearly every vector differs: taken one by one
+        ops = share * VECTOR + (1 - share) * EQUAL + staged * STAGED
+        how = f"taken one by one, {staged:.3f} of pairs staged"
+    else:  # groups of four vectors, their differing pairs staged
+        ops = EQUAL + groups * GROUP + staged * STAGED
+        how = f"differing ({groups:.3f} of groups), {staged:.4f} of pairs staged"
     cyc = sorted(b["cpu_time"] * 1e-3 * clock / n for b in runs[name])
     med = statistics.median(cyc)
     print(f"{label}: {share:.3f} of vectors {how}, about {ops:.1f} vector ops/element, "

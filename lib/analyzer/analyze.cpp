@@ -59,7 +59,7 @@ T load(const std::byte* base, int64_t offset) {
 // flushed into the partial's exact sums once per chunk; the ratio extrema are
 // kept here and merged in at the end of the chunk.
 struct ChunkSums {
-  ExactAcc acc[kAccCount];  // the sums, then kAccEqualSquares (simd_f32.hpp)
+  ExactAcc acc[kSumCount];  // the sums (simd_f32.hpp)
   uint64_t ratio_n = 0;
   double ratio_min = 0, ratio_max = 0;
 
@@ -266,12 +266,6 @@ void fold_sums(peat_signature_t& s, ChunkSums& sums) {
                                                 &s.sum_sq_golden,    &s.sum_sq_candidate,     &s.sum_golden_candidate,
                                                 &s.ratio_dev_sum,    &s.ratio_dev_sq_sum};
   for (int q = 0; q < kSumCount; ++q) sums.acc[q].flush_into(*targets[q]);
-  // g*g of the fast path's bitwise-equal pairs is also c*c and g*c.
-  for (int q : {int{kSumSqGolden}, int{kSumSqCandidate}}) {
-    ExactAcc copy = sums.acc[kAccEqualSquares];
-    copy.flush_into(*targets[q]);
-  }
-  sums.acc[kAccEqualSquares].flush_into(*targets[kSumGoldenCandidate]);
   sums.xor_flush(s.xor_bit_hist);
   if (sums.ratio_n > 0) {
     if (s.ratio_count == 0) {

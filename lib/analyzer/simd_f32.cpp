@@ -28,7 +28,10 @@ namespace peat::impl::analyzer {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-constexpr int64_t kRegimeSwitch = kFastRegimeSwitch;  // vectors (see Fast below)
+// Vectors of pairs per block: pass 1 over a block stages its differing pairs
+// (at most kBlockVectors * 16 with 16 lanes: 12 KiB of stage), passes 2 and 3
+// take them while they are in the L1 cache.
+constexpr int64_t kBlockVectors = 64;
 
 // The kernel over words of type W for kKind 0: f32 (uint32_t words); 1: bf16
 // (uint16_t, the top half of an f32: widened by a 16-bit shift, its ULP
@@ -36,7 +39,24 @@ constexpr int64_t kRegimeSwitch = kFastRegimeSwitch;  // vectors (see Fast below
 // 16..31); 2: f16 (uint16_t; only normal f16 values are ordinary: widened to
 // f32 by rebiasing the exponent, their ULP distance is the f32 one shifted
 // right by 13, and the XOR is taken of the f16 words themselves).
-template <int kKind, typename W, bool kStage>
+//
+// Work goes by blocks of kBlockVectors vectors, in three passes, so that
+// each pass keeps its own state in registers:
+//   1. every pair: the golden's share, which is all of a bitwise-equal
+//      pair's (counts, g*g, max |g|, ratio pairs); the differing pairs of
+//      each vector (each ordinary, else the pass stops before the vector) are
+//      compressed into the stage, in index order;
+//   2. the staged pairs, a vector at a time: the floating-point share of a
+//      differing pair (tolerance, e, |e|, e*e, g*e, d, d*d, maxima, ratio
+//      extrema);
+//   3. the staged pairs again: the integer share (ULP, relative-error and
+//      popcount buckets, XOR bits, highest differing bit, lowest set bit).
+// Pass 1 counts every pair in bucket 0 of the three bucket histograms; the
+// staged pairs (buckets >= 1) and the stage's padding (bucket 0 in pass 3)
+// are taken back from it at the end. The padding of a part-filled stage
+// vector is the first staged golden paired with itself: an equal pair, which
+// adds zero to every sum of passes 2 and 3 and fits the same windows.
+template <int kKind, typename W>
 HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
                            const F32FastParams& p, F32FastState& s) {
 #if HWY_TARGET == HWY_SCALAR
@@ -57,23 +77,9 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   if (n < N) return 0;
 
   const VU abs_mask = hn::Set(du, 0x7FFFFFFFu), inf_bits = hn::Set(du, 0x7F800000u);
-  const auto ratio_min = hn::Set(df, p.ratio_min_abs);
-  const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
-
-  // Exact sums (simd_f32_windows-inl.h) and conflict-free counters
-  // (simd_f32_counters-inl.h).
-  ExactWindows<decltype(dd)> win;
+  ExactWindows<decltype(dd)> win;  // simd_f32_windows-inl.h
   win.init(dd, s.acc);
-  bool have_base = false, have_equal_base = false;
-  auto vmax_g = hn::Zero(df);
-  uint64_t bitwise = 0, fails = 0;
-  BucketCounter<decltype(du)> buckets;  // ULP (0), relative error (1), popcount (2)
-  buckets.init(du, s.ulp_hist, s.rel_hist, s.popcount_hist);
-  BitCounter<decltype(du)> xor_bits, top_bits, top_set_bits, low_bits;
-  xor_bits.init(du, s.xor_bit_hist);
-  top_bits.init(du, s.top_bit_hist);          // highest differing bit
-  top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
-  low_bits.init(du, s.low_bit_hist);          // the candidate's lowest set bit
+  bool have_golden_base = false, have_error_base = false;
 
   // Thresholds for screening the maxima: a lane can beat the running maximum
   // only if its f32 value reaches them (confirmed in double below).
@@ -84,64 +90,64 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   };
   float t_abs = s.max_abs_index < 0 ? -1.0f : floor_float(s.max_abs);
   float t_rel = s.max_rel_index < 0 ? -1.0f : floor_float(s.max_rel * (1.0 - 0x1p-22));
-  VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
 
-  uint64_t equal_count = 0, equal_ratio = 0;  // elements of bitwise-equal vectors, and their ratios
-  // Lanes |g| (as bits) that count as ratio pairs in an equal vector: g != 0
-  // and |g| >= ratio_min (non-negative floats order like their bits).
+  // Lanes |g| (as bits) that count as ratio pairs: g != 0 and |g| >=
+  // ratio_min (non-negative floats order like their bits). Every ordinary
+  // pair is one.
   uint32_t ratio_bits;
   {
     const float rm = p.ratio_min_abs;
     std::memcpy(&ratio_bits, &rm, 4);
     if (!(rm > 0)) ratio_bits = 1;
   }
-  // ---- The pieces of the loop below, written once for its users. ----
+  // The quick test of a differing pair in the groups below: |g| (bits) in
+  // [fast_lo_bits, fast_lo_bits + fast_span_bits), i.e. finite, at least
+  // ratio_min_abs and at least 2^-103.
+  const uint32_t fast_lo_bits = std::max(ratio_bits, uint32_t{24} << 23);
+  const uint32_t fast_span_bits = fast_lo_bits < 0x7F800000u ? 0x7F800000u - fast_lo_bits : 0;
+  auto vmax_g = hn::Zero(du);                // max |g| (bits)
+  uint64_t ratio_all = 0;                    // ratio pairs among all pairs taken
+  uint64_t staged_total = 0, pads_total = 0;  // differing pairs, and the stage's padding lanes
+  uint64_t fails = 0;
 
-  // Padding of a partly filled stage (see the staging below): the smallest
-  // normal of the format as a pair with itself (as a word, and in f32).
-  const uint32_t pad_word = kF16 ? 0x0400u : kBF16 ? 0x0080u : 0x00800000u;
-  const double pad_value = kF16 ? 0x1p-14 : 0x1p-126;
+  constexpr int64_t kMaxN = static_cast<int64_t>(hn::MaxLanes(du));
+  HWY_ALIGN uint32_t stage_g[(kBlockVectors + 1) * kMaxN], stage_c[(kBlockVectors + 1) * kMaxN];
+  HWY_ALIGN uint32_t stage_at[(kBlockVectors + 1) * kMaxN];  // element offset from the block's start
+  int64_t staged = 0;
 
-  // The bitwise-equal, finite pairs of lanes `eq` of the vector at element
-  // `at` (f32 bits gb). Such a pair contributes exactly what classify_pair
-  // gives for e = 0: count and finite count, ULP, relative-error and popcount
-  // bucket 0, no XOR bits, no failure or flag; the error sums gain zeros and
-  // g*g = c*c = g*c goes to those three sums; the ratio c/g is exactly 1
-  // (d = 0) when g != 0 and |g| >= ratio_min_abs; |e| = 0 and rel = 0 set the
-  // maxima only where none is held yet (the first such lane, the first with
-  // g != 0: lowest index on a tie). The other lanes add nothing here.
-  auto equal_lanes = [&](VU gb_all, auto eq, int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
-    const VU gb = hn::IfThenElseZero(eq, gb_all), ga = hn::And(gb, abs_mask);
-    const auto gf = hn::BitCast(df, gb), agf = hn::BitCast(df, ga);
-    vmax_g = hn::Max(vmax_g, agf);
+  // ---- Pass 1: the golden's share of the vector at element `at` (f32 bits
+  // gb, |g| bits ga), all of whose lanes are taken. Lanes eq are the
+  // bitwise-equal ones (they can set the maxima when none is held yet: |e|
+  // = 0 and, where g != 0, rel = 0, at the lowest such index).
+  auto golden_share = [&](VU gb, VU ga, auto eq, int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
+    const auto gf = hn::BitCast(df, gb);
+    vmax_g = hn::Max(vmax_g, ga);
+    ratio_all += hn::CountTrue(du, hn::Not(hn::Lt(ga, hn::Set(du, ratio_bits))));
     const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
     const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
-    if (!have_equal_base) {
-      // The window is placed by the first vector with a non-zero g (a
-      // vector of zeros adds nothing): placed by zeros, it would leave
-      // every later term to the scalar accumulator.
+    if (HWY_UNLIKELY(!have_golden_base)) {
+      // Placed by the first vector with a non-zero g (a vector of zeros adds
+      // nothing): placed by zeros, it would leave every later term to the
+      // scalar accumulator.
       const double m = hn::GetLane(hn::MaxOfLanes(dd, hn::Max(g2_lo, g2_hi)));
       if (m > 0) {
-        win.set_base(dd, kSumEqual, m);
-        have_equal_base = true;
+        win.set_golden_base(dd, m);
+        have_golden_base = true;
       }
     }
-    if (have_equal_base) {
-      const auto in_window = hn::Or(hn::Eq(ga, hn::Zero(du)),
-                                    hn::Lt(hn::Sub(ga, hn::Set(du, win.equal_lo_bits)), hn::Set(du, win.equal_span_bits)));
-      if (hn::AllTrue(du, in_window)) {
-        win.add_equal_unchecked(dd, g2_lo);
-        win.add_equal_unchecked(dd, g2_hi);
+    if (have_golden_base) {
+      const auto fits = hn::Or(hn::Eq(ga, hn::Zero(du)), hn::Lt(hn::Sub(ga, hn::Set(du, win.golden_lo_bits)),
+                                                              hn::Set(du, win.golden_span_bits)));
+      if (hn::AllTrue(du, fits)) {
+        win.add(dd, kWinSqGolden, g2_lo);
+        win.add(dd, kWinSqGolden, g2_hi);
       } else {
-        win.add(dd, kSumEqual, g2_lo);
-        win.add(dd, kSumEqual, g2_hi);
+        win.add_checked(dd, kWinSqGolden, g2_lo);
+        win.add_checked(dd, kWinSqGolden, g2_hi);
       }
       win.vector_done(dd);
     }
-    const auto nonzero = hn::Ne(ga, hn::Zero(du));
-    equal_ratio += hn::CountTrue(du, hn::And(nonzero, hn::RebindMask(du, hn::Ge(agf, ratio_min))));
-    equal_count += hn::CountTrue(du, eq);
-    if (HWY_UNLIKELY(s.max_abs_index < 0)) {
+    if (HWY_UNLIKELY(s.max_abs_index < 0) && !hn::AllFalse(du, eq)) {
       const intptr_t first = hn::FindFirstTrue(du, eq);
       s.max_abs = 0;
       s.max_abs_index = index0 + at + first;
@@ -149,7 +155,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       t_abs = 0;
     }
     if (HWY_UNLIKELY(s.max_rel_index < 0)) {
-      const intptr_t first = hn::FindFirstTrue(du, nonzero);
+      const intptr_t first = hn::FindFirstTrue(du, hn::And(eq, hn::Ne(ga, hn::Zero(du))));
       if (first >= 0) {
         s.max_rel = 0;
         s.max_rel_index = index0 + at + first;
@@ -158,33 +164,73 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     }
   };
 
-  // The full path over one vector of words gw, cw (as LoadWords gives them)
-  // whose first `valid` lanes are pairs, the others padding that adds nothing
-  // (see pad_word below); lane j is element idx[j], or index0 + at + j when
-  // idx is null. Returns false, having counted nothing, when a valid lane is
-  // not ordinary or (spatial map) fails the tolerance.
-  auto full_vector = [&](VU gw, VU cw, int64_t valid, const int64_t* idx, int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+  // Pass 1, the differing pairs (lanes not eq) of the vector of words gw, cw
+  // (f32 bits gb, cb) at element offset `off` from the block's start: staged,
+  // in lane order, or false, having staged nothing, when one is not ordinary
+  // or an equal one not finite, or (spatial map) one fails the tolerance.
+  auto stage_differing = [&](VU gw, VU cw, VU gb, VU cb, auto eq, int64_t off) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+    const auto ne = hn::Not(eq);
+    if (!hn::AllTrue(du, hn::Or(OrdinaryLanes<kKind>(du, gb, cb, gw, cw, p.ratio_min_abs), eq)) ||
+        !hn::AllTrue(du, hn::Or(FiniteLanes<kKind>(du, gw, hn::And(gb, abs_mask)), ne)))
+      return false;
+    if (p.stop_on_tolerance_fail) {
+      // |e| > atol + rtol |g| in double (equal lanes: e = 0 passes).
+      const auto gf = hn::BitCast(df, gb);
+      const auto e = hn::Sub(hn::BitCast(df, cb), gf);
+      const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
+      const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+      const VD e_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, e)), e_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, e));
+      if (!hn::AllFalse(dd, hn::Gt(hn::Abs(e_lo), hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))))) ||
+          !hn::AllFalse(dd, hn::Gt(hn::Abs(e_hi), hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))))))
+        return false;
+    }
+    // Compress in registers, then a plain store (the stage has a vector of
+    // room past its end): compressing stores to memory are slow on some CPUs.
+    hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+    hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+    hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(off))), ne), du,
+               stage_at + staged);
+    staged += static_cast<int64_t>(hn::CountTrue(du, ne));
+    return true;
+  };
+
+  // Pass 1 for one vector of words at element i of a block starting at
+  // `block`: false, having taken nothing, when stage_differing refuses it or
+  // (all pairs equal) a golden is not finite.
+  auto take_vector = [&](int64_t i, int64_t block) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+    const VU gw = LoadWords<kKind>(du, g + i), cw = LoadWords<kKind>(du, c + i);
     const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
-    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
+    const VU ga = hn::And(gb, abs_mask);
+    const auto eq = hn::Eq(gb, cb);
+    if (HWY_LIKELY(hn::AllTrue(du, eq))) {
+      if (!hn::AllTrue(du, FiniteLanes<kKind>(du, gw, ga))) return false;
+    } else if (!stage_differing(gw, cw, gb, cb, eq, i - block)) {
+      return false;
+    }
+    golden_share(gb, ga, eq, i);
+    return true;
+  };
+
+  // ---- Pass 2: the floating-point share of the staged pairs at stage
+  // offset at (a full vector; its lanes from `valid` on are padding).
+  const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
+  VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
+  auto float_share = [&](int64_t at, int64_t valid, int64_t block) HWY_ATTR PEAT_ALWAYS_INLINE {
+    const VU gb = F32Bits<kKind>(du, hn::Load(du, stage_g + at)), cb = F32Bits<kKind>(du, hn::Load(du, stage_c + at));
+    const VU ga = hn::And(gb, abs_mask);
     const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
     const auto agf = hn::BitCast(df, ga);
-
-    const auto e = hn::Sub(cf, gf);
+    const auto e = hn::Sub(cf, gf);  // exact (ordinary pairs)
     const auto ae = hn::Abs(e);
-    const VU aeb = hn::BitCast(du, ae);
     const bool padded = valid < N;
-    auto ok = OrdinaryLanes<kKind>(du, gb, cb, gw, cw, p.ratio_min_abs);
-    if (padded) ok = hn::Or(ok, hn::Not(hn::FirstN(du, static_cast<size_t>(valid))));
-    if (!hn::AllTrue(du, ok)) return false;
 
-    // Tolerance, in double: |e| > atol + rtol |g|.
     const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
     const VD c_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, cf)), c_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, cf));
     const VD e_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, e)), e_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, e));
-    const VD ae_lo = hn::Abs(e_lo), ae_hi = hn::Abs(e_hi);
-    auto fail_lo = hn::Gt(ae_lo, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
-    auto fail_hi = hn::Gt(ae_hi, hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
-    // The valid lanes of each half (padded vectors only).
+    // Tolerance, in double: |e| > atol + rtol |g| (padding: e = 0, never
+    // fails with tolerances >= 0, masked all the same).
+    auto fail_lo = hn::Gt(hn::Abs(e_lo), hn::Add(atol, hn::Mul(rtol, hn::Abs(g_lo))));
+    auto fail_hi = hn::Gt(hn::Abs(e_hi), hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))));
     auto valid_half = [&](int which) HWY_ATTR PEAT_ALWAYS_INLINE {
       const int64_t from = which * (N / 2);
       return hn::FirstN(dd, static_cast<size_t>(std::clamp(valid - from, int64_t{0}, N / 2)));
@@ -193,49 +239,61 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       fail_lo = hn::And(fail_lo, valid_half(0));
       fail_hi = hn::And(fail_hi, valid_half(1));
     }
-    const size_t nfail = hn::CountTrue(dd, fail_lo) + hn::CountTrue(dd, fail_hi);
-    if (nfail != 0 && p.stop_on_tolerance_fail) return false;
-    fails += nfail;
-    bitwise += hn::CountTrue(du, hn::Ne(gb, cb));
+    fails += hn::CountTrue(dd, fail_lo) + hn::CountTrue(dd, fail_hi);
 
-    // Exact sums (products of f32 values are exact in double).
+    // Products of f32 values are exact in double; the ratio c / g is
+    // rounded once, as the definition has it, then d = r - 1 exactly.
     const VD e2_lo = hn::Mul(e_lo, e_lo), e2_hi = hn::Mul(e_hi, e_hi);
-    const VD g2_lo = hn::Mul(g_lo, g_lo), g2_hi = hn::Mul(g_hi, g_hi);
-    const VD c2_lo = hn::Mul(c_lo, c_lo), c2_hi = hn::Mul(c_hi, c_hi);
-    const VD gc_lo = hn::Mul(g_lo, c_lo), gc_hi = hn::Mul(g_hi, c_hi);
-    // Ratio c / g in double, as its deviation d = r - 1.
+    const VD ge_lo = hn::Mul(g_lo, e_lo), ge_hi = hn::Mul(g_hi, e_hi);
     const VD one = hn::Set(dd, 1.0);
     const VD r_lo = hn::Div(c_lo, g_lo), r_hi = hn::Div(c_hi, g_hi);
     const VD d_lo = hn::Sub(r_lo, one), d_hi = hn::Sub(r_hi, one);
     const VD d2_lo = hn::Mul(d_lo, d_lo), d2_hi = hn::Mul(d_hi, d_hi);
-    if (!have_base) {
-      const VD terms[kSumCount] = {hn::Max(hn::Abs(e_lo), hn::Abs(e_hi)), hn::Max(ae_lo, ae_hi),
-                                   hn::Max(e2_lo, e2_hi), hn::Max(g2_lo, g2_hi), hn::Max(c2_lo, c2_hi),
-                                   hn::Max(hn::Abs(gc_lo), hn::Abs(gc_hi)), hn::Zero(dd), hn::Max(d2_lo, d2_hi)};
-      for (int q = 0; q < kSumCount; ++q) win.set_base(dd, q, hn::GetLane(hn::MaxOfLanes(dd, terms[q])));
-      have_base = true;
-      if (s.ratio_n == 0) {
-        s.ratio_min = s.ratio_max = hn::GetLane(r_lo);  // lane 0 is always valid
+    if (HWY_UNLIKELY(!have_error_base)) {
+      auto top = [&](VD a, VD b) HWY_ATTR { return hn::GetLane(hn::MaxOfLanes(dd, hn::Max(a, b))); };
+      win.set_error_bases(dd, top(hn::Abs(e_lo), hn::Abs(e_hi)), top(e2_lo, e2_hi),
+                          top(hn::Abs(ge_lo), hn::Abs(ge_hi)), top(d2_lo, d2_hi));
+      have_error_base = true;
+      if (s.ratio_n == 0) {  // no ratio before this call: start the extrema at lane 0 (always valid)
+        s.ratio_min = s.ratio_max = hn::GetLane(r_lo);
+        rmin = hn::Set(dd, s.ratio_min);
+        rmax = hn::Set(dd, s.ratio_max);
       }
-      rmin = hn::Set(dd, s.ratio_min);
-      rmax = hn::Set(dd, s.ratio_max);
     }
-    win.add_error(dd, e_lo);
-    win.add_error(dd, e_hi);
-    win.add(dd, kSumSqError, e2_lo);
-    win.add(dd, kSumSqError, e2_hi);
-    win.add(dd, kSumSqGolden, g2_lo);
-    win.add(dd, kSumSqGolden, g2_hi);
-    win.add(dd, kSumSqCandidate, c2_lo);
-    win.add(dd, kSumSqCandidate, c2_hi);
-    win.add(dd, kSumGoldenCandidate, gc_lo);
-    win.add(dd, kSumGoldenCandidate, gc_hi);
-    win.add(dd, kSumRatioDev, d_lo);
-    win.add(dd, kSumRatioDev, d_hi);
-    win.add(dd, kSumRatioDevSq, d2_lo);
-    win.add(dd, kSumRatioDevSq, d2_hi);
+    // The guards of the error windows, on the f32 exponents of g and e.
+    const auto eg = hn::BitCast(di, hn::ShiftRight<23>(ga));
+    const auto ee = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, ae)));
+    const auto fits = hn::And(hn::And(hn::Not(hn::Lt(eg, hn::Set(di, win.err_golden_min))),
+                                      hn::Not(hn::Gt(ee, hn::Set(di, win.err_exp_max)))),
+                              hn::Not(hn::Gt(hn::Add(eg, ee), hn::Set(di, win.err_sum_max))));
+    if (HWY_LIKELY(hn::AllTrue(di, fits))) {
+      win.template add_error<false>(dd, e_lo);
+      win.template add_error<false>(dd, e_hi);
+      win.add(dd, kWinSqError, e2_lo);
+      win.add(dd, kWinSqError, e2_hi);
+      win.add(dd, kWinGoldenError, ge_lo);
+      win.add(dd, kWinGoldenError, ge_hi);
+    } else {
+      win.template add_error<true>(dd, e_lo);
+      win.template add_error<true>(dd, e_hi);
+      win.add_checked(dd, kWinSqError, e2_lo);
+      win.add_checked(dd, kWinSqError, e2_hi);
+      win.add_checked(dd, kWinGoldenError, ge_lo);
+      win.add_checked(dd, kWinGoldenError, ge_hi);
+    }
+    win.add(dd, kWinRatioDev, d_lo);  // always fits (see the windows)
+    win.add(dd, kWinRatioDev, d_hi);
+    const VD dsq_min = hn::Set(dd, win.dsq_min), dsq_max = hn::Set(dd, win.dsq_max);
+    const auto d2_fits = hn::And(hn::And(hn::Lt(d2_lo, dsq_max), hn::Ge(d2_lo, dsq_min)),
+                                 hn::And(hn::Lt(d2_hi, dsq_max), hn::Ge(d2_hi, dsq_min)));
+    if (HWY_LIKELY(hn::AllTrue(dd, d2_fits))) {
+      win.add(dd, kWinRatioDevSq, d2_lo);
+      win.add(dd, kWinRatioDevSq, d2_hi);
+    } else {
+      win.add_checked(dd, kWinRatioDevSq, d2_lo);
+      win.add_checked(dd, kWinRatioDevSq, d2_hi);
+    }
     win.vector_done(dd);
-    vmax_g = hn::Max(vmax_g, agf);  // padding (the smallest normal) never raises it
     if (padded) {  // padding lanes (ratio 1) leave the extrema as they are
       const auto valid_lo = valid_half(0), valid_hi = valid_half(1);
       rmin = hn::Min(rmin, hn::Min(hn::IfThenElse(valid_lo, r_lo, rmin), hn::IfThenElse(valid_hi, r_hi, rmin)));
@@ -258,7 +316,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
         std::memcpy(&gv, &gbuf[j], 4);
         std::memcpy(&cv, &cbuf[j], 4);
         const double gd = gv, cd = cv, a = std::fabs(cd - gd), rel = a / std::fabs(gd);
-        const int64_t index = idx != nullptr ? idx[j] : index0 + at + j;
+        const int64_t index = index0 + block + stage_at[at + j];
         if (s.max_abs_index < 0 || a > s.max_abs) {
           s.max_abs = a;
           s.max_abs_index = index;
@@ -273,6 +331,22 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       t_abs = floor_float(s.max_abs);
       t_rel = floor_float(s.max_rel * (1.0 - 0x1p-22));
     }
+  };
+
+  // ---- Pass 3: the integer share of the staged pairs at stage offset at.
+  // Conflict-free counters (simd_f32_counters-inl.h).
+  BucketCounter<decltype(du)> buckets;  // ULP (0), relative error (1), popcount (2)
+  buckets.init(du, s.ulp_hist, s.rel_hist, s.popcount_hist);
+  BitCounter<decltype(du)> xor_bits, top_bits, top_set_bits, low_bits;
+  xor_bits.init(du, s.xor_bit_hist);
+  top_bits.init(du, s.top_bit_hist);          // highest differing bit
+  top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
+  low_bits.init(du, s.low_bit_hist);          // the candidate's lowest set bit
+  auto integer_share = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
+    const VU gw = hn::Load(du, stage_g + at), cw = hn::Load(du, stage_c + at);
+    const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
+    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
+    const VU aeb = hn::BitCast(du, hn::Abs(hn::Sub(hn::BitCast(df, cb), hn::BitCast(df, gb))));
 
     // ULP distance (same sign: difference of magnitudes, < 2^24, exact as a
     // float): bucket = floor(log2 d) + 1, 0 for d == 0.
@@ -324,186 +398,158 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       const VU m = hn::And(cword, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
       low_bits.add(du, hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m))));
     }
-    const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 8, false);
+    const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 16, false);
     buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
-
-    if (padded) {
-      // Each padding lane counted bucket 0 thrice and g*g = c*c = g*c =
-      // pad^2 (exact in double): taken back exactly.
-      const uint64_t pads = static_cast<uint64_t>(N - valid);
-      const double back = -static_cast<double>(pads) * pad_value * pad_value;
-      s.acc[kSumSqGolden].add(back);
-      s.acc[kSumSqCandidate].add(back);
-      s.acc[kSumGoldenCandidate].add(back);
-      s.ulp_hist[0] -= pads;
-      s.rel_hist[0] -= pads;
-      s.popcount_hist[0] -= pads;
-    }
-    return true;
   };
 
-  // Staging: a vector with a few differing pairs (at most N/4) among equal
-  // ones is split. Its equal pairs go through equal_lanes; its differing
-  // pairs (each ordinary, else the vector is not split) are gathered here
-  // with their indices and taken by the full path N at a time. Sparse
-  // differences (a deterministic candidate beside the golden) then cost the
-  // full path once per differing pair instead of once per vector holding
-  // one. Staged pairs wait at most until the next vector that is not split:
-  // the stage is emptied first (padded with pad_word, a pair that counts
-  // nothing once taken back), so every pair reaches the maxima in index order
-  // (ties keep the lowest index). Off in spatial-map runs, which stop at the
-  // first vector failing the tolerance.
-  constexpr int64_t kMaxN = static_cast<int64_t>(hn::MaxLanes(du));
-  HWY_ALIGN uint32_t stage_g[2 * kMaxN], stage_c[2 * kMaxN];
-  int64_t stage_i[2 * kMaxN];
-  int64_t staged = 0;
-  const bool staging = kStage && !p.stop_on_tolerance_fail;
-  // Regimes (see Fast below): vectors the full path took in a row while
-  // staging, and vectors it took that could have been split while not.
-  int64_t direct_run = 0, splittable = 0;
-  bool switch_regime = false;
-  // Each pass of the loop below gives the full path at most one vector, at
-  // one call site (a second, or a helper taking the stage, would keep the
-  // loop's state in memory instead of registers): a vector of the data, a
-  // full stage, or the stage padded, which goes first when a vector that is
-  // not split comes (that vector comes back in the next pass) and at the end.
+  // The staged pairs of a block, through passes 2 and 3.
+  auto take_stage = [&](int64_t block) HWY_ATTR PEAT_ALWAYS_INLINE {
+    if (staged == 0) return;
+    const int64_t vectors = (staged + N - 1) / N, pads = vectors * N - staged;
+    for (int64_t j = staged; j < vectors * N; ++j) {
+      stage_g[j] = stage_c[j] = stage_g[0];
+      stage_at[j] = 0;
+    }
+    for (int64_t v = 0; v < vectors; ++v) float_share(v * N, std::min(N, staged - v * N), block);
+    for (int64_t v = 0; v < vectors; ++v) integer_share(v * N);
+    staged_total += static_cast<uint64_t>(staged);
+    pads_total += static_cast<uint64_t>(pads);
+    staged = 0;
+  };
+
   int64_t i = 0, block_from = 0;
-  for (;;) {
-    // Blocks of kBlock bitwise-equal vectors (f32, bf16): one OR of XORs
-    // tests them, one maximum of |g| screens finiteness and gives max |g|,
-    // and the window test of g*g is done per lane with no branch until the
-    // end of the block. A block that misses any test (or comes before the
-    // maxima and the g*g window are placed) goes vector by vector below,
-    // which accounts for it exactly as well: this only saves operations.
-    if constexpr (!kF16) {
-      constexpr int kBlock = 4;
-      while (i >= block_from && have_equal_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 &&
-             i + kBlock * N <= n) {
-        VU gbk[kBlock], diff = hn::Zero(du);
-        HWY_UNROLL(kBlock) for (int k = 0; k < kBlock; ++k) {  // unrolled: gbk, gak stay in registers
-          gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + i + k * N));
-          diff = hn::Or(diff, hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + i + k * N))));
+  bool stopped = false;
+  while (!stopped && i + N <= n) {
+    const int64_t block = i, block_end = std::min(n, i + kBlockVectors * N);
+    while (i + N <= block_end) {
+      // Groups of kGroup vectors (f32, bf16): one OR of XORs tests them for
+      // differences (a group's few differing vectors are staged on their
+      // own), one maximum of |g| screens finiteness and gives max |g|, and
+      // the window test of g*g is done per lane with no branch until the
+      // end of the group. A group that misses any test (or comes before the
+      // maxima and the g*g window are placed) goes vector by vector, which
+      // accounts for it exactly as well: this only saves operations.
+      if constexpr (!kF16) {
+        constexpr int kGroup = 4;
+        while (i >= block_from && have_golden_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 &&
+               i + kGroup * N <= block_end) {
+          VU gbk[kGroup], xk[kGroup], diff = hn::Zero(du);
+          HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {  // unrolled: gbk, gak stay in registers
+            gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + i + k * N));
+            xk[k] = hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + i + k * N)));
+            diff = hn::Or(diff, xk[k]);
+          }
+          const int64_t staged_before = staged;
+          if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
+            // The differing pairs of the group are staged here (sparse
+            // differences: most groups hold at most one differing vector).
+            // A vector refused sends the group vector by vector, from its
+            // first vector (nothing of the group is kept), and no group is
+            // tried again before the refused vector is passed.
+            int64_t refused = -1, differing = 0;
+            if (!p.stop_on_tolerance_fail) {
+              // Without a branch per vector (which of them differ is
+              // random). A differing pair is ordinary at once when c lies in
+              // g's binade (same sign and exponent: x < 2^23) and |g| is
+              // finite, at least ratio_min_abs and at least 2^-103 (so that e,
+              // a non-zero multiple of g's ulp, is normal); otherwise the
+              // group's pairs take the full test.
+              const VU fast_lo = hn::Set(du, fast_lo_bits), fast_span = hn::Set(du, fast_span_bits);
+              auto fast = hn::Eq(diff, diff);  // all true
+              HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+                const VU gak = hn::And(gbk[k], abs_mask);
+                fast = hn::And(fast, hn::Or(hn::Eq(xk[k], hn::Zero(du)),
+                                            hn::And(hn::Lt(xk[k], hn::Set(du, 0x00800000u)),
+                                                    hn::Lt(hn::Sub(gak, fast_lo), fast_span))));
+              }
+              if (!hn::AllTrue(du, fast)) {
+                auto ordinary = fast;
+                for (int k = 0; k < kGroup; ++k) {
+                  const VU cb = hn::Xor(gbk[k], xk[k]);
+                  ordinary = hn::And(ordinary, hn::Or(OrdinaryLanes<kKind>(du, gbk[k], cb, gbk[k], cb, p.ratio_min_abs),
+                                                      hn::Eq(xk[k], hn::Zero(du))));
+                }
+                if (!hn::AllTrue(du, ordinary)) refused = kGroup - 1;  // the group goes vector by vector
+              }
+              if (refused < 0) {
+                HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+                  const auto ne = hn::Ne(xk[k], hn::Zero(du));
+                  VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
+                  if constexpr (kBF16) {
+                    gw = hn::ShiftRight<16>(gw);
+                    cw = hn::ShiftRight<16>(cw);
+                  }
+                  hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+                  hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+                  hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(i + k * N - block))), ne),
+                             du, stage_at + staged);
+                  const int64_t count = static_cast<int64_t>(hn::CountTrue(du, ne));
+                  staged += count;
+                  differing += count != 0;
+                }
+              }
+            } else {
+              for (int k = 0; k < kGroup; ++k) {
+                const VU gw = LoadWords<kKind>(du, g + i + k * N), cw = LoadWords<kKind>(du, c + i + k * N);
+                const VU cb = F32Bits<kKind>(du, cw);
+                const auto eq = hn::Eq(gbk[k], cb);
+                if (hn::AllTrue(du, eq)) continue;
+                ++differing;
+                if (!stage_differing(gw, cw, gbk[k], cb, eq, i + k * N - block)) {
+                  refused = k;
+                  break;
+                }
+              }
+            }
+            // Dense differences: a group with every vector differing skips
+            // the next group's try too (they cost the group's test twice).
+            if (refused >= 0 || differing == kGroup) {
+              staged = staged_before;
+              block_from = i + (refused >= 0 ? refused + 1 : 2 * kGroup) * N;
+              break;
+            }
+          }
+          VU gak[kGroup], mx = hn::Zero(du);
+          auto fits = hn::Eq(mx, mx);  // all true
+          const VU lo_bits = hn::Set(du, win.golden_lo_bits), span_bits = hn::Set(du, win.golden_span_bits);
+          HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+            gak[k] = hn::And(gbk[k], abs_mask);
+            mx = hn::Max(mx, gak[k]);
+            fits = hn::And(fits, hn::Or(hn::Eq(gak[k], hn::Zero(du)), hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
+          }
+          // In the window implies finite (its exponents stop below 255).
+          if (!hn::AllTrue(du, fits) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) {
+            // As for a difference: no group is tried again before the
+            // first vector with a lane outside the window is passed.
+            int64_t k = 0;
+            while (k + 1 < kGroup && hn::AllTrue(du, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
+                                                            hn::Lt(hn::Sub(gak[k], lo_bits), span_bits))))
+              ++k;
+            staged = staged_before;
+            block_from = i + (k + 1) * N;
+            break;
+          }
+          win.make_room(dd, kGroup);
+          HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+            const auto gfk = hn::BitCast(df, gbk[k]);
+            const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
+            win.add(dd, kWinSqGolden, hn::Mul(g_lo, g_lo));
+            win.add(dd, kWinSqGolden, hn::Mul(g_hi, g_hi));
+            ratio_all += hn::CountTrue(du, hn::Not(hn::Lt(gak[k], hn::Set(du, ratio_bits))));
+          }
+          win.pending += kGroup;
+          vmax_g = hn::Max(vmax_g, mx);
+          i += kGroup * N;
         }
-        if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
-          // No block is tried again before the first vector with a
-          // difference is passed (sparse differences would fail the blocks
-          // that start before it one after another).
-          int64_t k = 0;
-          while (k + 1 < kBlock && hn::AllTrue(du, hn::Eq(LoadWords<kKind>(du, g + i + k * N), LoadWords<kKind>(du, c + i + k * N)))) ++k;
-          block_from = i + (k + 1) * N;
-          break;
-        }
-        VU gak[kBlock], mx = hn::Zero(du);
-        auto in_window = hn::Eq(mx, mx);  // all true
-        const VU lo_bits = hn::Set(du, win.equal_lo_bits), span_bits = hn::Set(du, win.equal_span_bits);
-        HWY_UNROLL(kBlock) for (int k = 0; k < kBlock; ++k) {  // unrolled: gbk, gak stay in registers
-          gak[k] = hn::And(gbk[k], abs_mask);
-          mx = hn::Max(mx, gak[k]);
-          in_window = hn::And(in_window, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
-                                                hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
-        }
-        // In the window implies finite (its exponents stop below 255).
-        if (!hn::AllTrue(du, in_window) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) {
-          // As for a difference: no block is tried again before the first
-          // vector with a lane outside the window is passed (a small |g|
-          // in the block's last vector failed four blocks in a row).
-          int64_t k = 0;
-          while (k + 1 < kBlock && hn::AllTrue(du, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
-                                                          hn::Lt(hn::Sub(gak[k], lo_bits), span_bits))))
-            ++k;
-          block_from = i + (k + 1) * N;
-          break;
-        }
-        win.make_room(dd, kBlock);
-        HWY_UNROLL(kBlock) for (int k = 0; k < kBlock; ++k) {  // unrolled: gbk, gak stay in registers
-          const auto gfk = hn::BitCast(df, gbk[k]);
-          const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
-          win.add_equal_unchecked(dd, hn::Mul(g_lo, g_lo));
-          win.add_equal_unchecked(dd, hn::Mul(g_hi, g_hi));
-          equal_ratio += hn::CountTrue(du, hn::Not(hn::Lt(gak[k], hn::Set(du, ratio_bits))));
-        }
-        win.pending += kBlock;
-        direct_run = 0;
-        vmax_g = hn::Max(vmax_g, hn::BitCast(df, mx));
-        equal_count += static_cast<uint64_t>(kBlock * N);
-        i += kBlock * N;
+        if (i + N > block_end) break;
       }
-    }
-    VU fg, fc;                       // what the full path takes in this pass
-    int64_t valid = N;               // its pairs (the rest is padding)
-    const int64_t* idx = nullptr;    // their indices: null for the vector at i
-    auto stage_vector = [&](int64_t count) HWY_ATTR PEAT_ALWAYS_INLINE {
-      for (int64_t j = count; j < N; ++j) stage_g[j] = stage_c[j] = pad_word;
-      fg = hn::Load(du, stage_g);
-      fc = hn::Load(du, stage_c);
-      valid = count;
-      idx = stage_i;
-    };
-    if (i + N > n) {
-      if (staged == 0) break;
-      stage_vector(staged);  // the end: the stage is emptied last
-    } else {
-      const VU gw = LoadWords<kKind>(du, g + i), cw = LoadWords<kKind>(du, c + i);
-      const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
-      const auto eq = hn::Eq(gb, cb);
-      if (hn::AllTrue(du, eq)) {
-        if (hn::AllTrue(du, FiniteLanes<kKind>(du, gw, hn::And(gb, abs_mask)))) {
-          equal_lanes(gb, eq, i);
-          i += N;
-          direct_run = 0;
-          continue;
-        }
-      } else if (staging && !hn::AllFalse(du, eq)) {
-        const auto ne = hn::Not(eq);
-        const int64_t k = static_cast<int64_t>(hn::CountTrue(du, ne));
-        if (4 * k <= N && hn::AllTrue(du, hn::Or(FiniteLanes<kKind>(du, gw, hn::And(gb, abs_mask)), ne)) &&
-            hn::AllTrue(du, hn::Or(OrdinaryLanes<kKind>(du, gb, cb, gw, cw, p.ratio_min_abs), eq))) {
-          equal_lanes(gb, eq, i);
-          hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
-          hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
-          HWY_ALIGN uint32_t lane[kMaxN];
-          hn::Store(hn::Compress(hn::Iota(du, 0), ne), du, lane);
-          for (int64_t t = 0; t < k; ++t) stage_i[staged + t] = index0 + i + lane[t];
-          staged += k;
-          s.staged += static_cast<uint64_t>(k);
-          i += N;
-          direct_run = 0;
-          if (staged < N) continue;
-          stage_vector(N);
-        }
-      }
-      if constexpr (!kStage) {
-        if (idx == nullptr && !hn::AllTrue(du, eq) && 4 * static_cast<int64_t>(hn::CountTrue(du, hn::Not(eq))) <= N)
-          switch_regime = ++splittable >= kRegimeSwitch;
-      } else {
-        if (idx == nullptr && staged == 0) switch_regime = ++direct_run >= kRegimeSwitch;
-      }
-      if (idx == nullptr) {
-        if (staged > 0) {
-          stage_vector(staged);  // the stage first: maxima see pairs in index order
-        } else {
-          fg = gw;
-          fc = cw;
-        }
-      }
-    }
-    // Staged pairs are ordinary and pass the tolerance test (staging is off
-    // in map runs): only a vector of the data can stop the full path.
-    if (!full_vector(fg, fc, valid, idx, i)) break;
-    if (idx == nullptr) {
-      i += N;
-      if (HWY_UNLIKELY(switch_regime)) {
-        s.switch_regime = true;
+      if (!take_vector(i, block)) {
+        stopped = true;
         break;
       }
-    } else {
-      for (int64_t j = N; j < staged; ++j) {
-        stage_g[j - N] = stage_g[j];
-        stage_c[j - N] = stage_c[j];
-        stage_i[j - N] = stage_i[j];
-      }
-      staged = valid < N ? 0 : staged - N;
+      i += N;
     }
+    take_stage(block);
   }
   xor_bits.finish(du);
   top_bits.finish(du);
@@ -514,13 +560,15 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
 
   s.count += static_cast<uint64_t>(i);
   s.finite += static_cast<uint64_t>(i);
-  s.bitwise += bitwise;
+  s.bitwise += staged_total;
+  s.staged += staged_total;
   s.tolerance_fail += fails;
   win.flush(dd);
-  const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, vmax_g)));
+  const double mg = static_cast<double>(hn::GetLane(hn::MaxOfLanes(df, hn::BitCast(df, vmax_g))));
   if (mg > s.max_abs_golden) s.max_abs_golden = mg;
-  // Every pair of the full path is a ratio pair (ordinary: |g| >= ratio_min_abs).
-  const uint64_t full = static_cast<uint64_t>(i) - equal_count;
+  // Every staged pair is a ratio pair (ordinary: |g| >= ratio_min_abs); the
+  // other ratio pairs are bitwise equal, with ratio exactly 1.
+  const uint64_t full = staged_total, equal_ratio = ratio_all - staged_total;
   if (full > 0) {
     s.ratio_min = hn::GetLane(hn::MinOfLanes(dd, rmin));
     s.ratio_max = hn::GetLane(hn::MaxOfLanes(dd, rmax));
@@ -533,34 +581,24 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       if (hd::less_total(s.ratio_max, 1.0)) s.ratio_max = 1.0;
     }
   }
-  s.ratio_n += full + equal_ratio;
-  s.ulp_hist[0] += equal_count;
-  s.rel_hist[0] += equal_count;
-  s.popcount_hist[0] += equal_count;
+  s.ratio_n += ratio_all;
+  // Bucket 0: every pair was counted there by pass 1, the padding by pass 3;
+  // only the bitwise-equal pairs belong there.
+  const uint64_t back = staged_total + pads_total;
+  s.ulp_hist[0] -= back;
+  s.rel_hist[0] -= back;
+  s.popcount_hist[0] -= back;
+  s.ulp_hist[0] += static_cast<uint64_t>(i);
+  s.rel_hist[0] += static_cast<uint64_t>(i);
+  s.popcount_hist[0] += static_cast<uint64_t>(i);
   return i;
 #endif
 }
 
-// Staging (kStage) helps vectors with few differing pairs and costs the
-// others: its branch alone slows the full path by a few per cent. So a call
-// runs in one of two regimes, each an instantiation of FastT: staging, left
-// after kRegimeSwitch vectors in a row that the full path took whole; and
-// not staging, left after the full path took kRegimeSwitch vectors that
-// could have been split. A switch ends one FastT call and starts the other
-// at the next vector (results are exact either way: only speed changes).
 template <int kKind, typename W>
 HWY_INLINE int64_t Fast(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int64_t n, int64_t index0,
                         const F32FastParams& p, F32FastState& s) {
-  int64_t done = 0;
-  bool staging = true;  // a run starts staging: sparse differences are the common case
-  for (;;) {
-    s.switch_regime = false;
-    const int64_t k = staging ? FastT<kKind, W, true>(g + done, c + done, n - done, index0 + done, p, s)
-                              : FastT<kKind, W, false>(g + done, c + done, n - done, index0 + done, p, s);
-    done += k;
-    if (!s.switch_regime || done >= n) return done;
-    staging = !staging;
-  }
+  return FastT<kKind, W>(g, c, n, index0, p, s);
 }
 
 int64_t F32Fast(const uint32_t* HWY_RESTRICT g, const uint32_t* HWY_RESTRICT c, int64_t n, int64_t index0,

@@ -1,16 +1,18 @@
 // The SIMD fast path of the signature for f32 golden and f32 candidate (and
-// bf16 with bf16, f16 with f16), both contiguous (Highway, dynamic dispatch to the best target of the CPU).
+// bf16 with bf16, f16 with f16), both contiguous (Highway, dynamic dispatch to
+// the best target of the CPU).
 //
-// It handles "ordinary" pairs only: both finite, golden normal and at least
-// ratio_min_abs, candidate of the same sign within a factor 2 of the golden
-// (so c - g is exact in f32, Sterbenz), and the error zero or normal; and
-// bitwise-equal finite pairs. For those pairs every signature field is
+// It handles bitwise-equal finite pairs and "ordinary" differing pairs: both
+// finite, golden normal and at least ratio_min_abs, candidate of the same
+// sign within a factor 2 of the golden (so c - g is exact in f32, Sterbenz),
+// and the error zero or normal. For those pairs every signature field is
 // computed exactly as peat::hd::classify_pair defines it (the maxima are
-// screened in SIMD and confirmed in scalar double arithmetic). A vector of
-// equal pairs costs a few operations; one with a few differing pairs (at most
-// a quarter of its lanes) hands those to the full path, which takes them a
-// whole vector at a time. It stops at the first vector that holds any other
-// pair; the caller runs the scalar path over that vector and calls again.
+// screened in SIMD and confirmed in scalar double arithmetic). A
+// bitwise-equal pair costs only the golden's share (a square and a few
+// counts); the differing pairs of a vector are compressed into a stage and
+// take the rest of the work 16 (a vector) at a time (simd_f32.cpp). It stops
+// at the first vector that holds any other pair; the caller runs the scalar
+// path over that vector and calls again.
 #pragma once
 
 #include <cstdint>
@@ -32,13 +34,6 @@ enum SumIndex : int {
   kSumCount
 };
 
-// One accumulator more after the sums: g*g of bitwise-equal pairs (c == g),
-// which belongs to kSumSqGolden, kSumSqCandidate and kSumGoldenCandidate
-// alike. Kept once, it costs one exact add per term instead of three; the
-// caller adds it to all three sums when it folds a chunk.
-constexpr int kAccEqualSquares = kSumCount;
-constexpr int kAccCount = kSumCount + 1;
-
 struct F32FastParams {
   double rtol = 0, atol = 0;
   float ratio_min_abs = 0;      // smallest float >= the config's ratio_min_abs
@@ -51,7 +46,7 @@ struct F32FastState {
   int64_t max_abs_index = -1, max_rel_index = -1;
   uint64_t ratio_n = 0;          // ratios so far (this chunk); min/max valid when > 0
   double ratio_min = 0, ratio_max = 0;
-  ExactAcc* acc = nullptr;        // [kAccCount] exact accumulators the sums go to
+  ExactAcc* acc = nullptr;        // [kSumCount] exact accumulators the sums go to
   uint64_t* ulp_hist = nullptr;
   uint64_t* rel_hist = nullptr;
   uint64_t* xor_bit_hist = nullptr;
@@ -59,13 +54,8 @@ struct F32FastState {
   uint64_t* top_bit_hist = nullptr;      // highest differing bit
   uint64_t* top_bit_set_hist = nullptr;  // ... set in the candidate
   uint64_t* low_bit_hist = nullptr;      // the candidate's lowest set bit (sign cleared)
-  uint64_t staged = 0;  // differing pairs taken out of mostly-equal vectors (see simd_f32.cpp; for tests)
-  bool switch_regime = false;  // internal to simd_f32.cpp: a call ended to change regime
+  uint64_t staged = 0;  // differing pairs taken through the stage (see simd_f32.cpp; for tests)
 };
-
-// Vectors that make the fast path change regime (staging differing pairs out
-// of mostly-equal vectors, or not; see simd_f32.cpp).
-constexpr int64_t kFastRegimeSwitch = 16;
 
 // Processes whole vectors of ordinary pairs from the start of g[0, n), c[0, n)
 // (element index index0 + i) and returns how many elements it consumed (a

@@ -83,13 +83,15 @@ struct BitCounter {
   }
 };
 
-// Three bucket histograms counted together: each lane gets a one-hot byte per
-// histogram (histogram j in byte j) for buckets in a window [base, base + 8);
-// a histogram with a zero bucket (the relative error: bucket 0 = exact
-// pairs) has a 7-wide window and its bit 7 is bucket 0. acc[k] holds
+// Three bucket histograms counted together: each lane gets one-hot bits per
+// histogram for buckets in a window [base, base + width): histogram 0 in
+// byte 0 (width 8), histogram 1 in byte 1, histogram 2 in bytes 2 and 3
+// (width 16: the XOR popcount, whose tail is long, a carry flipping a run of
+// bits). A histogram with a zero bucket (the relative error: bucket 0 =
+// exact pairs) has a 7-wide window and its bit 7 is bucket 0. acc[k] holds
 // byte-lane counters of bit k (nibbles first, as BitCounter). Lanes outside a
-// window are counted one by one; after 16 vectors with such lanes the window
-// moves to them.
+// window are counted one by one; after 16 such lanes the window moves to
+// them.
 template <class DU>
 struct BucketCounter {
   using VU = hn::Vec<DU>;
@@ -160,9 +162,11 @@ struct BucketCounter {
       const uint64_t n0 = hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
       const uint64_t n1 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
       const uint64_t n2 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
+      const uint64_t n3 = hn::GetLane(hn::SumOfLanes(du, hn::ShiftRight<24>(v)));
       if (n0) hist[0][base[0] + k] += n0;
       if (n1) hist[1][k == 7 ? 0 : base[1] + k] += n1;
       if (n2) hist[2][base[2] + k] += n2;
+      if (n3) hist[2][base[2] + 8 + k] += n3;
       acc[k] = hn::Zero(du);
     }
     pending = 0;

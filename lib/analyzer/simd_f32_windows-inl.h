@@ -1,20 +1,29 @@
 // Exact sums of the f32 signature fast path (simd_f32.cpp) in SIMD
 // fixed-point windows.
 //
-// Each sum q has a window of lane accumulators in fixed point with lowest
-// bit 2^base[q], held in double lanes that stay exact because every partial
-// sum is an integer below 2^53 (in units of 2^base). A term x with v = x *
-// 2^-base goes in as two integer parts, high = trunc(v / 2^32) below 2^42 and
-// low = v - high * 2^32 below 2^32, when v is an integer below 2^74; d = c/g
-// - 1 (a multiple of 2^-53) goes in as one part when below 2^42. Any other
-// term goes to the scalar exact accumulator. The windows are flushed into the
-// exact accumulators after at most 2^11 adds per lane and at the end. Every
-// path is exact, so the result does not depend on the order of the adds: the
-// bases only decide speed.
+// The fast path keeps its sums in another basis than the signature's: for a
+// pair (g, c) with e = c - g exact (ordinary pairs, Sterbenz), it sums g*g
+// over every pair, and e, e > 0, e*e, g*e, d = c/g - 1 and d*d over the
+// differing pairs only (bitwise-equal pairs add zero to each). The
+// signature's sums follow exactly, as integers at each flush:
+//   sum e = E, sum |e| = 2 P - E (P: e > 0), sum e*e = EE,
+//   sum g*g = GG, sum g*c = GG + GE, sum c*c = GG + 2 GE + EE.
+// So a bitwise-equal pair costs one square, and a differing one no square of
+// the golden or the candidate of its own.
 //
-// Bitwise-equal vectors add only g*g, into one more window kSumEqual: at a
-// flush it goes to the accumulator kAccEqualSquares, which the caller adds to
-// the sums of g*g, c*c and g*c alike (c == g); their error terms are all zero.
+// Each window has lane accumulators in fixed point with lowest bit 2^base,
+// held in double lanes that stay exact because every partial sum is an
+// integer below 2^53 (in units of 2^base, for hi in units of 2^32). A term
+// x with v = x * 2^-base an integer below 2^74 is split with one rounding:
+// t = v + 1.5 * 2^84 rounds v to a multiple r of 2^32 (|r| <= 2^74), and
+// v - r (|v - r| <= 2^31) is exact; both come out of fused multiply-adds, and
+// where there is no FMA, v = x * 2^-base is exact, so the unfused operations
+// give the same. A vector whose lanes are known to fit (guards below, from
+// the f32 exponents of g and e) is added without a check; any other goes
+// lane by lane through the exact check, its misfits to the scalar exact
+// accumulators. The windows are flushed after at most 2^11 adds per lane and
+// at the end. Every path is exact, so the result does not depend on the order
+// of the adds: the bases and the guards only decide speed.
 //
 // Included once per Highway target (toggle guard, as Highway's -inl headers).
 #if defined(PEAT_ANALYZER_SIMD_F32_WINDOWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -31,6 +40,7 @@
 #include "backends/common/signature_element.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -45,82 +55,147 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr int kWindowFlush = 2048;
-constexpr int kSumEqual = kSumCount, kWindows = kSumCount + 1;
 
-// The windows of one fast-path call (see above); DD is a tag of double lanes.
+// The windows (see above).
+enum Window : int {
+  kWinError = 0,    // e
+  kWinErrorPos,     // e where e > 0 (same base as kWinError)
+  kWinSqError,      // e*e
+  kWinGoldenError,  // g*e
+  kWinSqGolden,     // g*g, every pair
+  kWinRatioDev,     // d = c/g - 1 (a multiple of 2^-53, |d| <= 1: fixed base)
+  kWinRatioDevSq,   // d*d
+  kWinCount
+};
+
+// The windows of one fast-path call; DD is a tag of double lanes.
 template <class DD>
 struct ExactWindows {
   using VD = hn::Vec<DD>;
   using MD = hn::Mask<DD>;
-  VD hi[kWindows], lo[kWindows];
-  int base[kWindows];
-  VD scale[kWindows];
-  bool used[kWindows];
+  VD hi[kWinCount], lo[kWinCount];
+  int base[kWinCount];
+  VD scale[kWinCount];
+  bool used[kWinCount];
   int pending = 0;  // vectors (two adds per lane) since the last flush
   ExactAcc* acc = nullptr;
-  uint32_t equal_lo_bits = 0xFFFFFFFFu, equal_span_bits = 0;  // see set_base
+  // Guards. g*g fits when |g| is 0 or its biased exponent E_g lies in
+  // [lo, lo + span) (as bits: (|g| - golden_lo_bits) < golden_span_bits).
+  uint32_t golden_lo_bits = 0xFFFFFFFFu, golden_span_bits = 0;
+  // e, e > 0, e*e and g*e of a pair fit when E_g >= err_golden_min,
+  // E_e <= err_exp_max and E_g + E_e <= err_sum_max (biased exponents).
+  int32_t err_golden_min = 1 << 20, err_exp_max = -1, err_sum_max = -1;
+  double dsq_min = 0, dsq_max = 0;  // d*d fits when in [dsq_min, dsq_max)
 
   HWY_INLINE void init(DD dd, ExactAcc* a) {
     acc = a;
-    for (int q = 0; q < kWindows; ++q) {
+    for (int q = 0; q < kWinCount; ++q) {
       hi[q] = lo[q] = hn::Zero(dd);
       base[q] = 0;
       scale[q] = hn::Set(dd, 1.0);
       used[q] = false;
     }
+    set_base(dd, kWinRatioDev, -53);
   }
-  void set_base(DD dd, int q, double max_abs) {
-    // Room for terms 2^8 above max_abs; d = c/g - 1 of ordinary pairs is a
-    // multiple of 2^-53, so its window is fixed.
+  // The base for terms up to max_abs, with room for terms 2^8 above it.
+  static int base_for(double max_abs) {
     int b = -100;
-    if (q == kSumRatioDev) {
-      b = -53;
-    } else if (max_abs > 0) {
+    if (max_abs > 0) {
       int e;
       uint64_t frac;
       hd::log2_split(max_abs, e, frac);
       b = e + 8 - 74;
     }
-    b = b < -900 ? -900 : (b > 900 ? 900 : b);
+    return b < -900 ? -900 : (b > 900 ? 900 : b);
+  }
+  void set_base(DD dd, int q, int b) {
     base[q] = b;
     scale[q] = hn::Set(dd, hd::exact_pow2(-b));
     used[q] = true;
-    if (q == kSumEqual) {
-      // g*g of a golden with biased f32 exponent E (g = M 2^(E-150), M <
-      // 2^24) is M^2 2^(2(E-150)) in this window: an integer when E - 150 >=
-      // ceil(b/2), below 2^74 when E - 150 <= floor((26 + b)/2). A vector
-      // whose |g| all lie in that exponent range (or are 0) needs no check.
-      const int lo_e = std::max(1, 150 + ((b + 1) >> 1)), hi_e = std::min(254, 150 + ((26 + b) >> 1));
-      equal_lo_bits = lo_e <= hi_e ? static_cast<uint32_t>(lo_e) << 23 : 0xFFFFFFFFu;
-      equal_span_bits = lo_e <= hi_e ? static_cast<uint32_t>(hi_e + 1 - lo_e) << 23 : 0;
-    }
   }
-  // Each lane holds integers below 2^53 in magnitude: the lanes of a window
-  // are summed as 64-bit integers (below 2^56 for up to 8 lanes), and each
-  // window's two sums go into the exact accumulators as integers times a
-  // power of two: 2 adds per window instead of 2 per lane
-  // (measured: the per-lane adds were an eighth of the bitwise-equal path).
+  // The g*g window, placed by the largest g*g of a vector.
+  void set_golden_base(DD dd, double max_sq) {
+    const int b = base_for(max_sq);
+    set_base(dd, kWinSqGolden, b);
+    // g = M 2^(E-150) (M < 2^24) gives g*g = M^2 2^(2(E-150)): an integer in
+    // the window when E - 150 >= ceil(b/2), below 2^74 when E - 150 <=
+    // floor((26 + b)/2).
+    const int lo_e = std::max(1, 150 + ((b + 1) >> 1)), hi_e = std::min(254, 150 + ((26 + b) >> 1));
+    golden_lo_bits = lo_e <= hi_e ? static_cast<uint32_t>(lo_e) << 23 : 0xFFFFFFFFu;
+    golden_span_bits = lo_e <= hi_e ? static_cast<uint32_t>(hi_e + 1 - lo_e) << 23 : 0;
+  }
+  // The windows of the differing pairs, placed by the largest |e|, e*e,
+  // |g*e| and d*d of a vector.
+  void set_error_bases(DD dd, double max_e, double max_sq, double max_ge, double max_dsq) {
+    const int be = base_for(max_e), bs = base_for(max_sq), bg = base_for(max_ge), bd = base_for(max_dsq);
+    set_base(dd, kWinError, be);
+    set_base(dd, kWinErrorPos, be);
+    set_base(dd, kWinSqError, bs);
+    set_base(dd, kWinGoldenError, bg);
+    set_base(dd, kWinRatioDevSq, bd);
+    // With g = M 2^(eg-23) (eg = E_g - 127) and c within a factor 2 of g,
+    // e = c - g is a multiple of 2^(eg-24) and |e| < 2^(ee+1) (ee = E_e -
+    // 127). So v = x 2^-b is an integer below 2^74 when
+    //   e:   eg - 24 >= be,       ee + 1 <= be + 74;
+    //   e*e: 2 eg - 48 >= bs,     2 ee + 2 <= bs + 74;
+    //   g*e: 2 eg - 47 >= bg,     eg + ee + 2 <= bg + 74.
+    auto ceil_half = [](int x) { return (x + 1) >> 1; };  // arithmetic shift: floor((x + 1) / 2)
+    const int g_min = std::max({be + 24, ceil_half(bs + 48), ceil_half(bg + 47)});
+    const int e_max = std::min(be + 73, (bs + 72) >> 1);
+    err_golden_min = g_min + 127;
+    err_exp_max = e_max + 127;
+    err_sum_max = bg + 72 + 254;
+    // d*d = RN(d d) with d a multiple of 2^-53 is a multiple of 2^-106 and of
+    // its own ulp 2^(E - 52): an integer in the window when bd <= -106 or
+    // d*d >= 2^(bd + 52); below 2^74 when d*d < 2^(bd + 74).
+    dsq_min = bd <= -106 ? 0.0 : hd::exact_pow2(bd + 52);
+    dsq_max = hd::exact_pow2(bd + 74);
+  }
+
+  // Each lane holds integers below 2^53 in magnitude (hi: multiples of 2^32
+  // below 2^85): the lanes of a window are summed as 64-bit integers (below
+  // 2^56 for up to 8 lanes) and go into the signature's exact accumulators
+  // as integers times a power of two (see the basis above).
   void flush(DD dd) {
     HWY_ALIGN double hs[hn::MaxLanes(dd)], ls[hn::MaxLanes(dd)];
     const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
-    static_assert(hn::MaxLanes(DD()) <= 512, "lane sums must stay below 2^63");
-    for (int q = 0; q < kWindows; ++q) {
+    static_assert(hn::MaxLanes(DD()) <= 256, "lane sums must stay below 2^62");
+    int64_t h[kWinCount] = {}, l[kWinCount] = {};
+    for (int q = 0; q < kWinCount; ++q) {
       if (!used[q]) continue;
       hn::Store(hi[q], dd, hs);
       hn::Store(lo[q], dd, ls);
-      int64_t h = 0, l = 0;
       for (int64_t k = 0; k < L; ++k) {
-        h += static_cast<int64_t>(hs[k]);  // exact: integers below 2^53
-        l += static_cast<int64_t>(ls[k]);
+        h[q] += static_cast<int64_t>(hs[k] * 0x1p-32);  // exact: multiples of 2^32 below 2^85
+        l[q] += static_cast<int64_t>(ls[k]);
       }
-      // The lowest bit of the window is 2^base; the accumulators count bit
-      // offsets from 2^PEAT_EXACT_SUM_SCALE_EXPONENT (base >= -900).
-      const int off = base[q] - PEAT_EXACT_SUM_SCALE_EXPONENT;
-      ExactAcc& to = acc[q == kSumEqual ? kAccEqualSquares : q];
-      to.add_int(h, off + 32);
-      to.add_int(l, off);
       hi[q] = lo[q] = hn::Zero(dd);
     }
+    // The lowest bit of a window is 2^base; the accumulators count bit
+    // offsets from 2^PEAT_EXACT_SUM_SCALE_EXPONENT (base >= -900).
+    auto put = [&](int sum, int q, int64_t hv, int64_t lv) {
+      const int off = base[q] - PEAT_EXACT_SUM_SCALE_EXPONENT;
+      acc[sum].add_int(hv, off + 32);
+      acc[sum].add_int(lv, off);
+    };
+    if (used[kWinError]) {
+      put(kSumError, kWinError, h[kWinError], l[kWinError]);
+      put(kSumAbsError, kWinError, 2 * h[kWinErrorPos] - h[kWinError], 2 * l[kWinErrorPos] - l[kWinError]);
+    }
+    if (used[kWinSqError]) {
+      put(kSumSqError, kWinSqError, h[kWinSqError], l[kWinSqError]);
+      put(kSumSqCandidate, kWinSqError, h[kWinSqError], l[kWinSqError]);
+    }
+    if (used[kWinGoldenError]) {
+      put(kSumGoldenCandidate, kWinGoldenError, h[kWinGoldenError], l[kWinGoldenError]);
+      put(kSumSqCandidate, kWinGoldenError, 2 * h[kWinGoldenError], 2 * l[kWinGoldenError]);
+    }
+    if (used[kWinSqGolden]) {
+      for (int sum : {int{kSumSqGolden}, int{kSumSqCandidate}, int{kSumGoldenCandidate}})
+        put(sum, kWinSqGolden, h[kWinSqGolden], l[kWinSqGolden]);
+    }
+    put(kSumRatioDev, kWinRatioDev, h[kWinRatioDev], l[kWinRatioDev]);
+    if (used[kWinRatioDevSq]) put(kSumRatioDevSq, kWinRatioDevSq, h[kWinRatioDevSq], l[kWinRatioDevSq]);
     pending = 0;
   }
   // Counts one vector's adds; flushes before a lane can pass 2^53.
@@ -132,6 +207,35 @@ struct ExactWindows {
   HWY_INLINE void make_room(DD dd, int k) {
     if (pending + k > kWindowFlush / 2) flush(dd);
   }
+  // One term of window q that does not fit: straight into the sums it
+  // belongs to (the basis above, for one term).
+  void scalar_term(int q, double x) {
+    switch (q) {
+      case kWinError:
+        acc[kSumError].add(x);
+        acc[kSumAbsError].add(std::fabs(x));
+        break;
+      case kWinSqError:
+        acc[kSumSqError].add(x);
+        acc[kSumSqCandidate].add(x);
+        break;
+      case kWinGoldenError:
+        acc[kSumGoldenCandidate].add(x);
+        acc[kSumSqCandidate].add(2 * x);  // exact: a product of two f32 values doubled
+        break;
+      case kWinSqGolden:
+        acc[kSumSqGolden].add(x);
+        acc[kSumSqCandidate].add(x);
+        acc[kSumGoldenCandidate].add(x);
+        break;
+      case kWinRatioDev:
+        acc[kSumRatioDev].add(x);
+        break;
+      default:
+        acc[kSumRatioDevSq].add(x);
+        break;
+    }
+  }
   // The lanes outside ok go to the scalar accumulators (those lanes only:
   // usually one of the vector's).
   void fallback(DD dd, int q, MD ok, VD x) {
@@ -139,50 +243,51 @@ struct ExactWindows {
     hn::Store(x, dd, xs);
     uint8_t bits[(hn::MaxLanes(dd) + 7) / 8] = {};
     (void)hn::StoreMaskBits(dd, hn::Not(ok), bits);
-    ExactAcc& to = acc[q == kSumEqual ? kAccEqualSquares : q];
-    for (size_t l = 0; l < hn::Lanes(dd); ++l)
-      if ((bits[l / 8] >> (l % 8)) & 1) to.add(xs[l]);
+    for (size_t k = 0; k < hn::Lanes(dd); ++k)
+      if ((bits[k / 8] >> (k % 8)) & 1) scalar_term(q, xs[k]);
+  }
+  // v = x 2^-base[q] split into r (a multiple of 2^32) and v - r.
+  PEAT_ALWAYS_INLINE inline void split(DD dd, int q, VD x, VD& r, VD& rest) const {
+    const VD magic = hn::Set(dd, 0x1.8p84);
+    r = hn::Sub(hn::MulAdd(x, scale[q], magic), magic);
+    rest = hn::MulSub(x, scale[q], r);
+  }
+  // Lanes whose split is exact: v an integer below 2^74.
+  PEAT_ALWAYS_INLINE inline MD exact_lanes(DD dd, int q, VD x, VD rest) const {
+    return hn::And(hn::Eq(hn::Trunc(rest), rest), hn::Lt(hn::Abs(hn::Mul(x, scale[q])), hn::Set(dd, 0x1p74)));
   }
   // Inlined so that q is a constant at each call and the windows stay in
   // registers (out of line, they go through memory).
-  PEAT_ALWAYS_INLINE inline void add(DD dd, int q, VD x) {
-    const VD v = hn::Mul(x, scale[q]);
-    if (q == kSumRatioDev) {
-      const auto ok = hn::And(hn::Eq(hn::Trunc(v), v), hn::Lt(hn::Abs(v), hn::Set(dd, 0x1p42)));
-      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(dd, q, ok, x);
-      lo[q] = hn::Add(lo[q], hn::IfThenElseZero(ok, v));
-      return;
-    }
-    const VD vh = hn::Trunc(hn::Mul(v, hn::Set(dd, 0x1p-32)));
-    const VD vl = hn::NegMulAdd(vh, hn::Set(dd, 0x1p32), v);  // exact: the bits of v below 2^32
-    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), hn::Set(dd, 0x1p74)));
+  PEAT_ALWAYS_INLINE inline void add(DD dd, int q, VD x) {  // x known to fit
+    VD r, rest;
+    split(dd, q, x, r, rest);
+    hi[q] = hn::Add(hi[q], r);
+    lo[q] = hn::Add(lo[q], rest);
+  }
+  PEAT_ALWAYS_INLINE inline void add_checked(DD dd, int q, VD x) {
+    VD r, rest;
+    split(dd, q, x, r, rest);
+    const MD ok = exact_lanes(dd, q, x, rest);
     if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(dd, q, ok, x);
-    hi[q] = hn::Add(hi[q], hn::IfThenElseZero(ok, vh));
-    lo[q] = hn::Add(lo[q], hn::IfThenElseZero(ok, vl));
+    hi[q] = hn::Add(hi[q], hn::IfThenElseZero(ok, r));
+    lo[q] = hn::Add(lo[q], hn::IfThenElseZero(ok, rest));
   }
-  // g*g of a bitwise-equal vector known to fit the window (see set_base).
-  PEAT_ALWAYS_INLINE inline void add_equal_unchecked(DD dd, VD x) {
-    const VD v = hn::Mul(x, scale[kSumEqual]);
-    const VD vh = hn::Trunc(hn::Mul(v, hn::Set(dd, 0x1p-32)));
-    hi[kSumEqual] = hn::Add(hi[kSumEqual], vh);
-    lo[kSumEqual] = hn::Add(lo[kSumEqual], hn::NegMulAdd(vh, hn::Set(dd, 0x1p32), v));
-  }
-  // e and |e| share one split (same window: both are based on max |e|): the
-  // parts of |e| are the absolute values of the parts of e.
+  // e into kWinError, and into kWinErrorPos where e > 0 (one split).
+  template <bool kChecked>
   PEAT_ALWAYS_INLINE inline void add_error(DD dd, VD x) {
-    const VD v = hn::Mul(x, scale[kSumError]);
-    const VD vh = hn::Trunc(hn::Mul(v, hn::Set(dd, 0x1p-32)));
-    const VD vl = hn::NegMulAdd(vh, hn::Set(dd, 0x1p32), v);
-    const auto ok = hn::And(hn::Eq(hn::Trunc(vl), vl), hn::Lt(hn::Abs(v), hn::Set(dd, 0x1p74)));
-    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) {
-      fallback(dd, kSumError, ok, x);
-      fallback(dd, kSumAbsError, ok, hn::Abs(x));
+    VD r, rest;
+    split(dd, kWinError, x, r, rest);
+    auto pos = hn::Gt(x, hn::Zero(dd));
+    if constexpr (kChecked) {
+      const MD ok = exact_lanes(dd, kWinError, x, rest);
+      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(dd, kWinError, ok, x);
+      r = hn::IfThenElseZero(ok, r);
+      rest = hn::IfThenElseZero(ok, rest);
     }
-    const VD h = hn::IfThenElseZero(ok, vh), l = hn::IfThenElseZero(ok, vl);
-    hi[kSumError] = hn::Add(hi[kSumError], h);
-    lo[kSumError] = hn::Add(lo[kSumError], l);
-    hi[kSumAbsError] = hn::Add(hi[kSumAbsError], hn::Abs(h));
-    lo[kSumAbsError] = hn::Add(lo[kSumAbsError], hn::Abs(l));
+    hi[kWinError] = hn::Add(hi[kWinError], r);
+    lo[kWinError] = hn::Add(lo[kWinError], rest);
+    hi[kWinErrorPos] = hn::Add(hi[kWinErrorPos], hn::IfThenElseZero(pos, r));
+    lo[kWinErrorPos] = hn::Add(lo[kWinErrorPos], hn::IfThenElseZero(pos, rest));
   }
 };
 

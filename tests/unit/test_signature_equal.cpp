@@ -237,6 +237,64 @@ TEST_CASE("bitwise-equal fast path: byte-identical signature, bf16 and f16", "[a
       for (bool specials : {false, true}) equal_path_case(f, differ, specials, 140001, 43);
 }
 
+TEST_CASE("differing pairs: errors across many binades, binade crossings and long carries",
+          "[analyzer][simd][equal]") {
+  // Pairs that leave the fast path's quick tests, each of which must still
+  // give the scalar path's signature byte for byte: relative errors from 2^-1
+  // to 2^-22 (terms far outside the windows placed by the first vector, so
+  // the window guards fail and the exact checks take them), candidates one
+  // ulp across a power of two (the quick ordinary test of a group fails: the
+  // full test takes the group; the XOR flips a run of bits, popcounts up to
+  // 24), goldens near 2^-103 (the quick test's lower bound; below it the
+  // error can be subnormal and the pair is not ordinary), and pairs that are
+  // not ordinary at all among ordinary ones (a group holding one goes vector
+  // by vector, and the scalar path takes its vector).
+  for (Fmt f : {Fmt::F32, Fmt::BF16})
+    for (double differ : {0.05, 1.0}) {
+      INFO((f == Fmt::F32 ? "f32" : "bf16") << ", differing share " << differ);
+      std::mt19937_64 rng(differ < 1 ? 71 : 73);
+      const std::size_t n = 50003;
+      // N(0, 1) goldens, unscaled: their squares fit one window, so groups
+      // of vectors pass its test and reach the quick ordinary test.
+      std::normal_distribution<double> normal(0.0, 1.0);
+      std::vector<uint64_t> g(n);
+      for (auto& w : g) w = encode(f, normal(rng));
+      std::vector<uint64_t> c = g;
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      std::uniform_int_distribution<int> kind(0, 4), bits(1, f == Fmt::F32 ? 22 : 6), tiny(-112, -96);
+      const uint64_t mantissa = f == Fmt::F32 ? 0x7FFFFFu : 0x7Fu;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!(u(rng) < differ)) continue;
+        const double gv = decode(f, g[i]);
+        switch (kind(rng)) {
+          case 0:  // relative error 2^-k, up or down
+            c[i] = encode(f, gv * (1 + (rng() & 1 ? 1 : -1) * std::ldexp(1.0, -bits(rng))));
+            break;
+          case 1:  // all mantissa bits set, then one ulp up: across the power of two
+            g[i] |= mantissa;
+            c[i] = g[i] + 1;
+            break;
+          case 2:  // a tiny golden, a few ulps off
+            g[i] = encode(f, std::ldexp(1.0 + u(rng), tiny(rng)));
+            c[i] = g[i] + 1 + rng() % 3;
+            break;
+          case 3:  // not ordinary: the sign flipped, or three times the golden
+            c[i] = rng() & 1 ? g[i] ^ sign_bit(f) : encode(f, 3 * gv);
+            break;
+          default:  // a few ulps
+            c[i] = g[i] + 1 + rng() % 4;
+            break;
+        }
+        if (c[i] == g[i]) c[i] ^= 1;
+      }
+      const View g1(f, g, 0, 1, 0), c1(f, c, 0, 1, 0), g2(f, g, 0, 2, 0), c2(f, c, 0, 2, 0);
+      const peat_signature_t ref = analyze(g2, c2, 1);
+      CHECK(ref.bitwise_mismatch_count > (differ < 1 ? 1000u : 40000u));
+      require_identical(analyze(g1, c1, 2), ref);
+      require_identical(analyze(g1, c1, 1), ref);
+    }
+}
+
 TEST_CASE("bitwise-equal fast path: ratio extrema set by the equal pairs alone", "[analyzer][simd][equal]") {
   for (Fmt f : {Fmt::F32, Fmt::BF16})
     for (int drift : {1, -1}) {
@@ -410,18 +468,17 @@ TEST_CASE("split vectors: staged pairs reach the maxima before a later whole vec
   }
 }
 
-TEST_CASE("split vectors: the fast path changes regime between dense and sparse differences", "[analyzer][simd][equal]") {
-  // Dense, sparse, dense, sparse regions of 3 R vectors (R = the regime
-  // switch): a call starts staging, stops after R whole vectors in a row, and
-  // stages again after R vectors that could have been split; the result is
-  // the scalar path's, byte for byte.
+TEST_CASE("split vectors: dense and sparse differences in one call", "[analyzer][simd][equal]") {
+  // Dense, sparse, dense, sparse regions of 3 blocks' worth of vectors (a
+  // block is 64 vectors): every differing pair goes through the stage, dense
+  // or not, and the result is the scalar path's, byte for byte.
   namespace an = peat::impl::analyzer;
-  const int64_t N = an::f32_fast_lanes(), R = an::kFastRegimeSwitch;
+  const int64_t N = an::f32_fast_lanes();
   if (N < 4) {
     WARN("fewer than 4 SIMD lanes: no vector is split");
     return;
   }
-  const int64_t region = 3 * R, vectors = 4 * region, n = vectors * N;
+  const int64_t region = 3 * 64 + 5, vectors = 4 * region, n = vectors * N;
   TieRun run(n);
   for (int64_t v = 0; v < vectors; ++v) {
     const bool dense = (v / region) % 2 == 0;
@@ -434,9 +491,10 @@ TEST_CASE("split vectors: the fast path changes regime between dense and sparse 
   p.rtol = 1e-3;
   p.ratio_min_abs = 1e-30f;
   REQUIRE(an::f32_fast(run.g.data(), run.c.data(), n, 0, p, st) == n);
-  // Each sparse region: R vectors through the full path before staging resumes.
-  CHECK(st.staged == static_cast<uint64_t>(2 * (region - R)));
-  CHECK(st.bitwise == static_cast<uint64_t>(2 * region * N + 2 * region));
+  const uint64_t differing = static_cast<uint64_t>(2 * region * N + 2 * region);
+  CHECK(st.staged == differing);
+  CHECK(st.bitwise == differing);
+  CHECK(call.ulp[0] == static_cast<uint64_t>(n) - differing);
 
   run.require_scalar_identical();
 }
