@@ -29,8 +29,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // Vectors of pairs per block: pass 1 over a block stages its differing pairs
-// (at most kBlockVectors * 16 with 16 lanes: 12 KiB of stage), passes 2 and 3
-// take them while they are in the L1 cache.
+// (at most kBlockVectors * 16 with 16 lanes), and passes 2 and 3 take the
+// stage once it holds more than a block's worth (sparse differences: many
+// blocks' pairs at once), while it is in the L1 cache (24 KiB with 16 lanes).
 constexpr int64_t kBlockVectors = 64;
 
 // The kernel over words of type W for kKind 0: f32 (uint32_t words); 1: bf16
@@ -111,9 +112,12 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   uint64_t fails = 0;
 
   constexpr int64_t kMaxN = static_cast<int64_t>(hn::MaxLanes(du));
-  HWY_ALIGN uint32_t stage_g[(kBlockVectors + 1) * kMaxN], stage_c[(kBlockVectors + 1) * kMaxN];
-  HWY_ALIGN uint32_t stage_at[(kBlockVectors + 1) * kMaxN];  // element offset from the block's start
-  int64_t staged = 0;
+  // Room for two blocks' pairs and a vector more (the compress stores and the
+  // padding write up to a vector past the pairs).
+  constexpr int64_t kStageRoom = (2 * kBlockVectors + 1) * kMaxN;
+  HWY_ALIGN uint32_t stage_g[kStageRoom], stage_c[kStageRoom];
+  HWY_ALIGN uint32_t stage_at[kStageRoom];  // element offset from stage_base
+  int64_t staged = 0, stage_base = 0;
 
   // ---- Pass 1: the golden's share of the vector at element `at` (f32 bits
   // gb, |g| bits ga), all of whose lanes are taken. Lanes eq are the
@@ -165,7 +169,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   };
 
   // Pass 1, the differing pairs (lanes not eq) of the vector of words gw, cw
-  // (f32 bits gb, cb) at element offset `off` from the block's start: staged,
+  // (f32 bits gb, cb) at element offset `off` from stage_base: staged,
   // in lane order, or false, having staged nothing, when one is not ordinary
   // or an equal one not finite, or (spatial map) one fails the tolerance.
   auto stage_differing = [&](VU gw, VU cw, VU gb, VU cb, auto eq, int64_t off) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
@@ -194,17 +198,17 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     return true;
   };
 
-  // Pass 1 for one vector of words at element i of a block starting at
-  // `block`: false, having taken nothing, when stage_differing refuses it or
-  // (all pairs equal) a golden is not finite.
-  auto take_vector = [&](int64_t i, int64_t block) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+  // Pass 1 for one vector of words at element i: false, having taken
+  // nothing, when stage_differing refuses it or (all pairs equal) a golden is
+  // not finite.
+  auto take_vector = [&](int64_t i) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
     const VU gw = LoadWords<kKind>(du, g + i), cw = LoadWords<kKind>(du, c + i);
     const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
     const VU ga = hn::And(gb, abs_mask);
     const auto eq = hn::Eq(gb, cb);
     if (HWY_LIKELY(hn::AllTrue(du, eq))) {
       if (!hn::AllTrue(du, FiniteLanes<kKind>(du, gw, ga))) return false;
-    } else if (!stage_differing(gw, cw, gb, cb, eq, i - block)) {
+    } else if (!stage_differing(gw, cw, gb, cb, eq, i - stage_base)) {
       return false;
     }
     golden_share(gb, ga, eq, i);
@@ -215,7 +219,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   // offset at (a full vector; its lanes from `valid` on are padding).
   const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
   VD rmin = hn::Set(dd, s.ratio_min), rmax = hn::Set(dd, s.ratio_max);
-  auto float_share = [&](int64_t at, int64_t valid, int64_t block) HWY_ATTR PEAT_ALWAYS_INLINE {
+  auto float_share = [&](int64_t at, int64_t valid) HWY_ATTR PEAT_ALWAYS_INLINE {
     const VU gb = F32Bits<kKind>(du, hn::Load(du, stage_g + at)), cb = F32Bits<kKind>(du, hn::Load(du, stage_c + at));
     const VU ga = hn::And(gb, abs_mask);
     const auto gf = hn::BitCast(df, gb), cf = hn::BitCast(df, cb);
@@ -316,7 +320,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
         std::memcpy(&gv, &gbuf[j], 4);
         std::memcpy(&cv, &cbuf[j], 4);
         const double gd = gv, cd = cv, a = std::fabs(cd - gd), rel = a / std::fabs(gd);
-        const int64_t index = index0 + block + stage_at[at + j];
+        const int64_t index = index0 + stage_base + stage_at[at + j];
         if (s.max_abs_index < 0 || a > s.max_abs) {
           s.max_abs = a;
           s.max_abs_index = index;
@@ -402,15 +406,15 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
   };
 
-  // The staged pairs of a block, through passes 2 and 3.
-  auto take_stage = [&](int64_t block) HWY_ATTR PEAT_ALWAYS_INLINE {
+  // The staged pairs, through passes 2 and 3.
+  auto take_stage = [&]() HWY_ATTR PEAT_ALWAYS_INLINE {
     if (staged == 0) return;
     const int64_t vectors = (staged + N - 1) / N, pads = vectors * N - staged;
     for (int64_t j = staged; j < vectors * N; ++j) {
       stage_g[j] = stage_c[j] = stage_g[0];
       stage_at[j] = 0;
     }
-    for (int64_t v = 0; v < vectors; ++v) float_share(v * N, std::min(N, staged - v * N), block);
+    for (int64_t v = 0; v < vectors; ++v) float_share(v * N, std::min(N, staged - v * N));
     for (int64_t v = 0; v < vectors; ++v) integer_share(v * N);
     staged_total += static_cast<uint64_t>(staged);
     pads_total += static_cast<uint64_t>(pads);
@@ -419,8 +423,10 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
 
   int64_t i = 0, block_from = 0;
   bool stopped = false;
+  int groups_seen = 0, groups_differing = 0;  // the groups' staging mode (see below)
+  bool branchless = true;
   while (!stopped && i + N <= n) {
-    const int64_t block = i, block_end = std::min(n, i + kBlockVectors * N);
+    const int64_t block_end = std::min(n, i + kBlockVectors * N);
     while (i + N <= block_end) {
       // Groups of kGroup vectors (f32, bf16): one OR of XORs tests them for
       // differences (a group's few differing vectors are staged on their
@@ -440,7 +446,61 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
             diff = hn::Or(diff, xk[k]);
           }
           const int64_t staged_before = staged;
-          if (!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
+          // Sparse differences: at most two differing pairs of the group
+          // are staged with no branch on whether there are any. Which groups
+          // hold one is random, and a branch on it mispredicted about every
+          // other group of a sparse run (measured: the costliest part of it).
+          // An unused slot is written and not counted; the quick ordinary
+          // test is the groups' (below), a pair failing it sends the group
+          // there.
+          // Where groups rarely differ (a candidate bitwise equal almost
+          // everywhere), the branch below predicts well and costs less than
+          // the two slots: the mode follows the share of differing groups
+          // among the last 64.
+          bool sparse_staged = false;
+          if constexpr (kGroup * hn::MaxLanes(du) <= 64) {
+            if (++groups_seen == 64) {
+              branchless = groups_differing >= 4;
+              groups_seen = groups_differing = 0;
+            }
+            if (!branchless) groups_differing += hn::AllTrue(du, hn::Eq(diff, hn::Zero(du))) ? 0 : 1;
+            if (branchless && !p.stop_on_tolerance_fail) {
+              uint64_t bits = 0;
+              for (int k = 0; k < kGroup; ++k) {
+                const auto ne = hn::Ne(xk[k], hn::Zero(du));
+                uint64_t m;
+#if HWY_TARGET <= HWY_AVX3
+                m = static_cast<uint64_t>(ne.raw);  // the mask register's bits, without a trip through memory
+#else
+                uint8_t mb[8] = {};
+                (void)hn::StoreMaskBits(du, ne, mb);
+                std::memcpy(&m, mb, 8);
+#endif
+                bits |= m << (k * N);
+              }
+              groups_differing += bits != 0 ? 1 : 0;
+              if (hd::popcount64(bits) <= 2) {
+                const uint64_t last = uint64_t{1} << (kGroup * N - 1);  // a lane of the group, for an unused slot
+                uint32_t refused_pairs = 0;  // arithmetic, not && and ||: no branch on the data
+                for (int t = 0; t < 2; ++t) {
+                  const int64_t j = hd::ctz64(bits | last);
+                  const uint32_t gw = g[i + j], cw = c[i + j];
+                  stage_g[staged] = gw;
+                  stage_c[staged] = cw;
+                  stage_at[staged] = static_cast<uint32_t>(i + j - stage_base);
+                  const uint32_t gb = kBF16 ? gw << 16 : gw, x = gb ^ (kBF16 ? cw << 16 : cw);
+                  const uint32_t live = bits != 0 ? 1u : 0u;
+                  refused_pairs += live & (static_cast<uint32_t>(x >= 0x00800000u) |
+                                           static_cast<uint32_t>((gb & 0x7FFFFFFFu) - fast_lo_bits >= fast_span_bits));
+                  staged += live;
+                  bits &= bits - 1;
+                }
+                sparse_staged = refused_pairs == 0;
+                if (!sparse_staged) staged = staged_before;
+              }
+            }
+          }
+          if (!sparse_staged && !hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
             // The differing pairs of the group are staged here (sparse
             // differences: most groups hold at most one differing vector).
             // A vector refused sends the group vector by vector, from its
@@ -472,20 +532,43 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
                 if (!hn::AllTrue(du, ordinary)) refused = kGroup - 1;  // the group goes vector by vector
               }
               if (refused < 0) {
-                HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-                  const auto ne = hn::Ne(xk[k], hn::Zero(du));
-                  VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
-                  if constexpr (kBF16) {
-                    gw = hn::ShiftRight<16>(gw);
-                    cw = hn::ShiftRight<16>(cw);
+                if constexpr (kGroup * hn::MaxLanes(du) <= 64) {
+                  // The differing lanes as bits (lane j of vector k: bit k N
+                  // + j), staged one by one: a sparse group holds one or two.
+                  uint64_t bits = 0;
+                  for (int k = 0; k < kGroup; ++k) {
+                    uint8_t mb[8] = {};
+                    (void)hn::StoreMaskBits(du, hn::Ne(xk[k], hn::Zero(du)), mb);
+                    uint64_t m;
+                    std::memcpy(&m, mb, 8);
+                    differing += m != 0;
+                    bits |= m << (k * N);
                   }
-                  hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
-                  hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
-                  hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(i + k * N - block))), ne),
-                             du, stage_at + staged);
-                  const int64_t count = static_cast<int64_t>(hn::CountTrue(du, ne));
-                  staged += count;
-                  differing += count != 0;
+                  if (differing < kGroup) {
+                    for (; bits != 0; bits &= bits - 1) {
+                      const int64_t j = hd::ctz64(bits);
+                      stage_g[staged] = g[i + j];
+                      stage_c[staged] = c[i + j];
+                      stage_at[staged] = static_cast<uint32_t>(i + j - stage_base);
+                      ++staged;
+                    }
+                  }
+                } else {
+                  HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+                    const auto ne = hn::Ne(xk[k], hn::Zero(du));
+                    VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
+                    if constexpr (kBF16) {
+                      gw = hn::ShiftRight<16>(gw);
+                      cw = hn::ShiftRight<16>(cw);
+                    }
+                    hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+                    hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+                    hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(i + k * N - stage_base))), ne),
+                               du, stage_at + staged);
+                    const int64_t count = static_cast<int64_t>(hn::CountTrue(du, ne));
+                    staged += count;
+                    differing += count != 0;
+                  }
                 }
               }
             } else {
@@ -495,7 +578,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
                 const auto eq = hn::Eq(gbk[k], cb);
                 if (hn::AllTrue(du, eq)) continue;
                 ++differing;
-                if (!stage_differing(gw, cw, gbk[k], cb, eq, i + k * N - block)) {
+                if (!stage_differing(gw, cw, gbk[k], cb, eq, i + k * N - stage_base)) {
                   refused = k;
                   break;
                 }
@@ -543,13 +626,18 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
         }
         if (i + N > block_end) break;
       }
-      if (!take_vector(i, block)) {
+      if (!take_vector(i)) {
         stopped = true;
         break;
       }
       i += N;
     }
-    take_stage(block);
+    // The stage is taken when the next block might not fit, or its offsets
+    // might pass 2^31, and at the end.
+    if (staged > kBlockVectors * N || i - stage_base > (int64_t{1} << 30) || stopped || i + N > n) {
+      take_stage();
+      stage_base = i;
+    }
   }
   xor_bits.finish(du);
   top_bits.finish(du);
