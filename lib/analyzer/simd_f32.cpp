@@ -45,9 +45,10 @@ constexpr int64_t kBlockVectors = 64;
 // each pass keeps its own state in registers:
 //   1. every pair: the golden's share, which is all of a bitwise-equal
 //      pair's (counts, g*g, max |g|, ratio pairs); the differing pairs of
-//      each vector (each ordinary, else the pass stops before the vector) are
-//      compressed into the stage, in index order;
-//   2. the staged pairs, a vector at a time: the floating-point share of a
+//      each vector (each ordinary, else the pass stops before the vector) go
+//      into the stage, in index order;
+//   2. the staged pairs, a vector at a time, once the stage holds more than
+//      a block's worth and at the end: the floating-point share of a
 //      differing pair (tolerance, e, |e|, e*e, g*e, d, d*d, maxima, ratio
 //      extrema);
 //   3. the staged pairs again: the integer share (ULP, relative-error and
