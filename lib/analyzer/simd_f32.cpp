@@ -13,6 +13,7 @@
 
 #include "lib/analyzer/simd_f32.hpp"
 #include "lib/analyzer/simd_f32_counters-inl.h"
+#include "lib/analyzer/simd_f32_stage-inl.h"
 #include "lib/analyzer/simd_f32_windows-inl.h"
 #include "lib/analyzer/simd_f32_words-inl.h"
 
@@ -338,73 +339,12 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     }
   };
 
-  // ---- Pass 3: the integer share of the staged pairs at stage offset at.
-  // Conflict-free counters (simd_f32_counters-inl.h).
-  BucketCounter<decltype(du)> buckets;  // ULP (0), relative error (1), popcount (2)
-  buckets.init(du, s.ulp_hist, s.rel_hist, s.popcount_hist);
-  BitCounter<decltype(du)> xor_bits, top_bits, top_set_bits, low_bits;
-  xor_bits.init(du, s.xor_bit_hist);
-  top_bits.init(du, s.top_bit_hist);          // highest differing bit
-  top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
-  low_bits.init(du, s.low_bit_hist);          // the candidate's lowest set bit
+  // ---- Pass 3: the integer share of the staged pairs at stage offset at
+  // (simd_f32_counters-inl.h).
+  IntegerShare<kKind, decltype(du)> integers;
+  integers.init(du, s);
   auto integer_share = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
-    const VU gw = hn::Load(du, stage_g + at), cw = hn::Load(du, stage_c + at);
-    const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
-    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
-    const VU aeb = hn::BitCast(du, hn::Abs(hn::Sub(hn::BitCast(df, cb), hn::BitCast(df, gb))));
-
-    // ULP distance (same sign: difference of magnitudes, < 2^24, exact as a
-    // float): bucket = floor(log2 d) + 1, 0 for d == 0.
-    auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
-    if constexpr (kBF16) dist = hn::ShiftRight<16>(dist);
-    if constexpr (kF16) dist = hn::ShiftRight<13>(dist);
-    const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
-    const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
-    const VU oh_ulp = buckets.onehot(du, ulp_bucket, 0, 8, false);
-
-    // Relative error bucket: floor(log2 |e|/|g|) = E_e - E_g - (frac_e < frac_g).
-    const VU frac_mask = hn::Set(du, 0x007FFFFFu);
-    const auto exp_e = hn::BitCast(di, hn::ShiftRight<23>(aeb)), exp_g = hn::BitCast(di, hn::ShiftRight<23>(ga));
-    const auto borrow = hn::IfThenElseZero(hn::RebindMask(di, hn::Lt(hn::And(aeb, frac_mask), hn::And(ga, frac_mask))),
-                                           hn::Set(di, 1));
-    auto k = hn::Sub(hn::Sub(exp_e, exp_g), borrow);  // >= -48 for ordinary pairs, < 1
-    auto rel_bucket = hn::Add(k, hn::Set(di, 66));
-    rel_bucket = hn::IfThenElse(hn::Lt(k, hn::Set(di, -64)), hn::Set(di, 1), rel_bucket);
-    rel_bucket = hn::IfThenElse(hn::Gt(k, hn::Set(di, -1)), hn::Set(di, 66), rel_bucket);
-    rel_bucket = hn::IfThenElseZero(hn::RebindMask(di, hn::Ne(aeb, hn::Zero(du))), rel_bucket);
-    const VU oh_rel = buckets.onehot(du, rel_bucket, 1, 7, true);
-
-    // XOR bit positions and popcount.
-    VU x;
-    if constexpr (kF16)
-      x = hn::Xor(gw, cw);
-    else if constexpr (kBF16)
-      x = hn::ShiftRight<16>(hn::Xor(gb, cb));
-    else
-      x = hn::Xor(gb, cb);
-    xor_bits.add(du, x);
-    {  // Highest differing bit: smear x downwards, keep the top one.
-      VU t = hn::Or(x, hn::ShiftRight<1>(x));
-      t = hn::Or(t, hn::ShiftRight<2>(t));
-      t = hn::Or(t, hn::ShiftRight<4>(t));
-      t = hn::Or(t, hn::ShiftRight<8>(t));
-      t = hn::Or(t, hn::ShiftRight<16>(t));
-      const VU top = hn::AndNot(hn::ShiftRight<1>(t), t);
-      VU cword;
-      if constexpr (kF16)
-        cword = cw;
-      else if constexpr (kBF16)
-        cword = hn::ShiftRight<16>(cb);
-      else
-        cword = cb;
-      top_bits.add(du, top);
-      top_set_bits.add(du, hn::And(top, cword));
-      // The candidate's lowest set bit, sign cleared (m & -m), on mismatching lanes.
-      const VU m = hn::And(cword, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
-      low_bits.add(du, hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m))));
-    }
-    const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 16, false);
-    buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
+    integers.add(du, hn::Load(du, stage_g + at), hn::Load(du, stage_c + at));
   };
 
   // The staged pairs, through passes 2 and 3.
@@ -448,16 +388,12 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
           }
           const int64_t staged_before = staged;
           // Sparse differences: at most two differing pairs of the group
-          // are staged with no branch on whether there are any. Which groups
-          // hold one is random, and a branch on it mispredicted about every
-          // other group of a sparse run (measured: the costliest part of it).
-          // An unused slot is written and not counted; the quick ordinary
-          // test is the groups' (below), a pair failing it sends the group
-          // there.
-          // Where groups rarely differ (a candidate bitwise equal almost
-          // everywhere), the branch below predicts well and costs less than
-          // the two slots: the mode follows the share of differing groups
-          // among the last 64.
+          // are staged with no branch on whether there are any
+          // (simd_f32_stage-inl.h); more, or a pair failing the quick test,
+          // go below. Where groups rarely differ (a candidate bitwise equal
+          // almost everywhere), the branch below predicts well and costs less
+          // than the two slots: the mode follows the share of differing
+          // groups among the last 64.
           bool sparse_staged = false;
           if constexpr (kGroup * hn::MaxLanes(du) <= 64) {
             if (++groups_seen == 64) {
@@ -466,39 +402,11 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
             }
             if (!branchless) groups_differing += hn::AllTrue(du, hn::Eq(diff, hn::Zero(du))) ? 0 : 1;
             if (branchless && !p.stop_on_tolerance_fail) {
-              uint64_t bits = 0;
-              for (int k = 0; k < kGroup; ++k) {
-                const auto ne = hn::Ne(xk[k], hn::Zero(du));
-                uint64_t m;
-#if HWY_TARGET <= HWY_AVX3
-                m = static_cast<uint64_t>(ne.raw);  // the mask register's bits, without a trip through memory
-#else
-                uint8_t mb[8] = {};
-                (void)hn::StoreMaskBits(du, ne, mb);
-                std::memcpy(&m, mb, 8);
-#endif
-                bits |= m << (k * N);
-              }
+              uint64_t bits = 0;  // lane j of vector k: bit k N + j
+              for (int k = 0; k < kGroup; ++k) bits |= MaskBits(du, hn::Ne(xk[k], hn::Zero(du))) << (k * N);
               groups_differing += bits != 0 ? 1 : 0;
-              if (hd::popcount64(bits) <= 2) {
-                const uint64_t last = uint64_t{1} << (kGroup * N - 1);  // a lane of the group, for an unused slot
-                uint32_t refused_pairs = 0;  // arithmetic, not && and ||: no branch on the data
-                for (int t = 0; t < 2; ++t) {
-                  const int64_t j = hd::ctz64(bits | last);
-                  const uint32_t gw = g[i + j], cw = c[i + j];
-                  stage_g[staged] = gw;
-                  stage_c[staged] = cw;
-                  stage_at[staged] = static_cast<uint32_t>(i + j - stage_base);
-                  const uint32_t gb = kBF16 ? gw << 16 : gw, x = gb ^ (kBF16 ? cw << 16 : cw);
-                  const uint32_t live = bits != 0 ? 1u : 0u;
-                  refused_pairs += live & (static_cast<uint32_t>(x >= 0x00800000u) |
-                                           static_cast<uint32_t>((gb & 0x7FFFFFFFu) - fast_lo_bits >= fast_span_bits));
-                  staged += live;
-                  bits &= bits - 1;
-                }
-                sparse_staged = refused_pairs == 0;
-                if (!sparse_staged) staged = staged_before;
-              }
+              sparse_staged = StageFewDiffering<kKind>(bits, kGroup * N, g + i, c + i, static_cast<uint32_t>(i - stage_base),
+                                                       fast_lo_bits, fast_span_bits, stage_g, stage_c, stage_at, staged);
             }
           }
           if (!sparse_staged && !hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
@@ -640,11 +548,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       stage_base = i;
     }
   }
-  xor_bits.finish(du);
-  top_bits.finish(du);
-  top_set_bits.finish(du);
-  low_bits.finish(du);
-  buckets.finish(du);
+  integers.finish(du);
   if (i == 0) return 0;  // no vector taken: the windows are empty
 
   s.count += static_cast<uint64_t>(i);

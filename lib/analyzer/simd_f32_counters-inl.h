@@ -1,6 +1,7 @@
 // Conflict-free SIMD counters of the f32 signature fast path (simd_f32.cpp):
 // per-bit counts of a word (the XOR bits, the highest differing bit) and the
-// windowed one-hot bucket histograms (ULP distance, relative error, popcount).
+// windowed one-hot bucket histograms (ULP distance, relative error, popcount),
+// and the pass that feeds them (IntegerShare).
 // Every lane counts into its own nibbles and bytes, so no two lanes ever
 // write the same counter: no scatter, no conflicts, and the counts are plain
 // integers whatever the order of the vectors.
@@ -14,6 +15,9 @@
 #endif
 
 #include <hwy/highway.h>
+
+#include "lib/analyzer/simd_f32.hpp"
+#include "lib/analyzer/simd_f32_words-inl.h"
 
 #include <cstdint>
 
@@ -173,6 +177,97 @@ struct BucketCounter {
   }
   HWY_INLINE void finish(DU du) {
     if (pending > 0 || nib_pending > 0) flush(du);
+  }
+};
+
+// The integer share of staged (differing) pairs of simd_f32.cpp, a vector at
+// a time (its pass 3): the ULP, relative-error and popcount buckets, the XOR
+// bits, the highest differing bit and whether the candidate has it set, and
+// the candidate's lowest set bit. Words gw, cw as LoadWords<kKind> gives
+// them (simd_f32_words-inl.h); the pairs are ordinary, or padding (a pair
+// equal to itself: bucket 0, no bits).
+template <int kKind, class DU>
+struct IntegerShare {
+  using VU = hn::Vec<DU>;
+  static constexpr bool kBF16 = kKind == 1;
+  static constexpr bool kF16 = kKind == 2;
+  BucketCounter<DU> buckets;  // ULP (0), relative error (1), popcount (2)
+  BitCounter<DU> xor_bits, top_bits, top_set_bits, low_bits;
+
+  HWY_INLINE void init(DU du, const F32FastState& s) {
+    buckets.init(du, s.ulp_hist, s.rel_hist, s.popcount_hist);
+    xor_bits.init(du, s.xor_bit_hist);
+    top_bits.init(du, s.top_bit_hist);          // highest differing bit
+    top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
+    low_bits.init(du, s.low_bit_hist);          // the candidate's lowest set bit
+  }
+  HWY_INLINE void add(DU du, VU gw, VU cw) {
+    const hn::RebindToFloat<DU> df;
+    const hn::RebindToSigned<DU> di;
+    const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
+    const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw);
+    const VU ga = hn::And(gb, abs_mask), ca = hn::And(cb, abs_mask);
+    const VU aeb = hn::BitCast(du, hn::Abs(hn::Sub(hn::BitCast(df, cb), hn::BitCast(df, gb))));
+
+    // ULP distance (same sign: difference of magnitudes, < 2^24, exact as a
+    // float): bucket = floor(log2 d) + 1, 0 for d == 0.
+    auto dist = hn::Abs(hn::Sub(hn::BitCast(di, ga), hn::BitCast(di, ca)));
+    if constexpr (kBF16) dist = hn::ShiftRight<16>(dist);
+    if constexpr (kF16) dist = hn::ShiftRight<13>(dist);
+    const auto dist_exp = hn::BitCast(di, hn::ShiftRight<23>(hn::BitCast(du, hn::ConvertTo(df, dist))));
+    const auto ulp_bucket = hn::IfThenElseZero(hn::Ne(dist, hn::Zero(di)), hn::Sub(dist_exp, hn::Set(di, 126)));
+    const VU oh_ulp = buckets.onehot(du, ulp_bucket, 0, 8, false);
+
+    // Relative error bucket: floor(log2 |e|/|g|) = E_e - E_g - (frac_e < frac_g).
+    const VU frac_mask = hn::Set(du, 0x007FFFFFu);
+    const auto exp_e = hn::BitCast(di, hn::ShiftRight<23>(aeb)), exp_g = hn::BitCast(di, hn::ShiftRight<23>(ga));
+    const auto borrow = hn::IfThenElseZero(hn::RebindMask(di, hn::Lt(hn::And(aeb, frac_mask), hn::And(ga, frac_mask))),
+                                           hn::Set(di, 1));
+    auto k = hn::Sub(hn::Sub(exp_e, exp_g), borrow);  // >= -48 for ordinary pairs, < 1
+    auto rel_bucket = hn::Add(k, hn::Set(di, 66));
+    rel_bucket = hn::IfThenElse(hn::Lt(k, hn::Set(di, -64)), hn::Set(di, 1), rel_bucket);
+    rel_bucket = hn::IfThenElse(hn::Gt(k, hn::Set(di, -1)), hn::Set(di, 66), rel_bucket);
+    rel_bucket = hn::IfThenElseZero(hn::RebindMask(di, hn::Ne(aeb, hn::Zero(du))), rel_bucket);
+    const VU oh_rel = buckets.onehot(du, rel_bucket, 1, 7, true);
+
+    // XOR bit positions and popcount.
+    VU x;
+    if constexpr (kF16)
+      x = hn::Xor(gw, cw);
+    else if constexpr (kBF16)
+      x = hn::ShiftRight<16>(hn::Xor(gb, cb));
+    else
+      x = hn::Xor(gb, cb);
+    xor_bits.add(du, x);
+    {  // Highest differing bit: smear x downwards, keep the top one.
+      VU t = hn::Or(x, hn::ShiftRight<1>(x));
+      t = hn::Or(t, hn::ShiftRight<2>(t));
+      t = hn::Or(t, hn::ShiftRight<4>(t));
+      t = hn::Or(t, hn::ShiftRight<8>(t));
+      t = hn::Or(t, hn::ShiftRight<16>(t));
+      const VU top = hn::AndNot(hn::ShiftRight<1>(t), t);
+      VU cword;
+      if constexpr (kF16)
+        cword = cw;
+      else if constexpr (kBF16)
+        cword = hn::ShiftRight<16>(cb);
+      else
+        cword = cb;
+      top_bits.add(du, top);
+      top_set_bits.add(du, hn::And(top, cword));
+      // The candidate's lowest set bit, sign cleared (m & -m), on mismatching lanes.
+      const VU m = hn::And(cword, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
+      low_bits.add(du, hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m))));
+    }
+    const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 16, false);
+    buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
+  }
+  HWY_INLINE void finish(DU du) {
+    xor_bits.finish(du);
+    top_bits.finish(du);
+    top_set_bits.finish(du);
+    low_bits.finish(du);
+    buckets.finish(du);
   }
 };
 
