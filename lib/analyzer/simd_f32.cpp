@@ -13,7 +13,6 @@
 
 #include "lib/analyzer/simd_f32.hpp"
 #include "lib/analyzer/simd_f32_counters-inl.h"
-#include "lib/analyzer/simd_f32_stage-inl.h"
 #include "lib/analyzer/simd_f32_windows-inl.h"
 #include "lib/analyzer/simd_f32_words-inl.h"
 
@@ -389,7 +388,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
           const int64_t staged_before = staged;
           // Sparse differences: at most two differing pairs of the group
           // are staged with no branch on whether there are any
-          // (simd_f32_stage-inl.h); more, or a pair failing the quick test,
+          // (simd_f32_words-inl.h); more, or a pair failing the quick test,
           // go below. Where groups rarely differ (a candidate bitwise equal
           // almost everywhere), the branch below predicts well and costs less
           // than the two slots: the mode follows the share of differing
