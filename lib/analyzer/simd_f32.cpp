@@ -143,13 +143,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     if (have_golden_base) {
       const auto fits = hn::Or(hn::Eq(ga, hn::Zero(du)), hn::Lt(hn::Sub(ga, hn::Set(du, win.golden_lo_bits)),
                                                               hn::Set(du, win.golden_span_bits)));
-      if (hn::AllTrue(du, fits)) {
-        win.add(dd, kWinSqGolden, g2_lo);
-        win.add(dd, kWinSqGolden, g2_hi);
-      } else {
-        win.add_checked(dd, kWinSqGolden, g2_lo);
-        win.add_checked(dd, kWinSqGolden, g2_hi);
-      }
+      win.add_halves(dd, kWinSqGolden, g2_lo, g2_hi, hn::AllTrue(du, fits));
       win.vector_done(dd);
     }
     if (HWY_UNLIKELY(s.max_abs_index < 0) && !hn::AllFalse(du, eq)) {
@@ -271,33 +265,16 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     const auto fits = hn::And(hn::And(hn::Not(hn::Lt(eg, hn::Set(di, win.err_golden_min))),
                                       hn::Not(hn::Gt(ee, hn::Set(di, win.err_exp_max)))),
                               hn::Not(hn::Gt(hn::Add(eg, ee), hn::Set(di, win.err_sum_max))));
-    if (HWY_LIKELY(hn::AllTrue(di, fits))) {
-      win.template add_error<false>(dd, e_lo);
-      win.template add_error<false>(dd, e_hi);
-      win.add(dd, kWinSqError, e2_lo);
-      win.add(dd, kWinSqError, e2_hi);
-      win.add(dd, kWinGoldenError, ge_lo);
-      win.add(dd, kWinGoldenError, ge_hi);
-    } else {
-      win.template add_error<true>(dd, e_lo);
-      win.template add_error<true>(dd, e_hi);
-      win.add_checked(dd, kWinSqError, e2_lo);
-      win.add_checked(dd, kWinSqError, e2_hi);
-      win.add_checked(dd, kWinGoldenError, ge_lo);
-      win.add_checked(dd, kWinGoldenError, ge_hi);
-    }
+    const bool error_fits = hn::AllTrue(di, fits);
+    win.add_error_halves(dd, e_lo, e_hi, error_fits);
+    win.add_halves(dd, kWinSqError, e2_lo, e2_hi, error_fits);
+    win.add_halves(dd, kWinGoldenError, ge_lo, ge_hi, error_fits);
     win.add(dd, kWinRatioDev, d_lo);  // always fits (see the windows)
     win.add(dd, kWinRatioDev, d_hi);
     const VD dsq_min = hn::Set(dd, win.dsq_min), dsq_max = hn::Set(dd, win.dsq_max);
     const auto d2_fits = hn::And(hn::And(hn::Lt(d2_lo, dsq_max), hn::Ge(d2_lo, dsq_min)),
                                  hn::And(hn::Lt(d2_hi, dsq_max), hn::Ge(d2_hi, dsq_min)));
-    if (HWY_LIKELY(hn::AllTrue(dd, d2_fits))) {
-      win.add(dd, kWinRatioDevSq, d2_lo);
-      win.add(dd, kWinRatioDevSq, d2_hi);
-    } else {
-      win.add_checked(dd, kWinRatioDevSq, d2_lo);
-      win.add_checked(dd, kWinRatioDevSq, d2_hi);
-    }
+    win.add_halves(dd, kWinRatioDevSq, d2_lo, d2_hi, hn::AllTrue(dd, d2_fits));
     win.vector_done(dd);
     if (padded) {  // padding lanes (ratio 1) leave the extrema as they are
       const auto valid_lo = valid_half(0), valid_hi = valid_half(1);
@@ -440,43 +417,20 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
                 if (!hn::AllTrue(du, ordinary)) refused = kGroup - 1;  // the group goes vector by vector
               }
               if (refused < 0) {
-                if constexpr (kGroup * hn::MaxLanes(du) <= 64) {
-                  // The differing lanes as bits (lane j of vector k: bit k N
-                  // + j), staged one by one: a sparse group holds one or two.
-                  uint64_t bits = 0;
-                  for (int k = 0; k < kGroup; ++k) {
-                    uint8_t mb[8] = {};
-                    (void)hn::StoreMaskBits(du, hn::Ne(xk[k], hn::Zero(du)), mb);
-                    uint64_t m;
-                    std::memcpy(&m, mb, 8);
-                    differing += m != 0;
-                    bits |= m << (k * N);
+                HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+                  const auto ne = hn::Ne(xk[k], hn::Zero(du));
+                  VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
+                  if constexpr (kBF16) {
+                    gw = hn::ShiftRight<16>(gw);
+                    cw = hn::ShiftRight<16>(cw);
                   }
-                  if (differing < kGroup) {
-                    for (; bits != 0; bits &= bits - 1) {
-                      const int64_t j = hd::ctz64(bits);
-                      stage_g[staged] = g[i + j];
-                      stage_c[staged] = c[i + j];
-                      stage_at[staged] = static_cast<uint32_t>(i + j - stage_base);
-                      ++staged;
-                    }
-                  }
-                } else {
-                  HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-                    const auto ne = hn::Ne(xk[k], hn::Zero(du));
-                    VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
-                    if constexpr (kBF16) {
-                      gw = hn::ShiftRight<16>(gw);
-                      cw = hn::ShiftRight<16>(cw);
-                    }
-                    hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
-                    hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
-                    hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(i + k * N - stage_base))), ne),
-                               du, stage_at + staged);
-                    const int64_t count = static_cast<int64_t>(hn::CountTrue(du, ne));
-                    staged += count;
-                    differing += count != 0;
-                  }
+                  hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+                  hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+                  hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(i + k * N - stage_base))), ne),
+                             du, stage_at + staged);
+                  const int64_t count = static_cast<int64_t>(hn::CountTrue(du, ne));
+                  staged += count;
+                  differing += count != 0;
                 }
               }
             } else {

@@ -256,38 +256,58 @@ struct ExactWindows {
   PEAT_ALWAYS_INLINE inline MD exact_lanes(DD dd, int q, VD x, VD rest) const {
     return hn::And(hn::Eq(hn::Trunc(rest), rest), hn::Lt(hn::Abs(hn::Mul(x, scale[q])), hn::Set(dd, 0x1p74)));
   }
-  // Inlined so that q is a constant at each call and the windows stay in
-  // registers (out of line, they go through memory).
-  PEAT_ALWAYS_INLINE inline void add(DD dd, int q, VD x) {  // x known to fit
-    VD r, rest;
-    split(dd, q, x, r, rest);
-    hi[q] = hn::Add(hi[q], r);
-    lo[q] = hn::Add(lo[q], rest);
-  }
-  PEAT_ALWAYS_INLINE inline void add_checked(DD dd, int q, VD x) {
-    VD r, rest;
-    split(dd, q, x, r, rest);
-    const MD ok = exact_lanes(dd, q, x, rest);
-    if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(dd, q, ok, x);
-    hi[q] = hn::Add(hi[q], hn::IfThenElseZero(ok, r));
-    lo[q] = hn::Add(lo[q], hn::IfThenElseZero(ok, rest));
-  }
-  // e into kWinError, and into kWinErrorPos where e > 0 (one split).
+  // The split of x into window q's two parts; kChecked: the lanes whose
+  // split is not exact go to the scalar accumulators and give zero parts.
   template <bool kChecked>
-  PEAT_ALWAYS_INLINE inline void add_error(DD dd, VD x) {
-    VD r, rest;
-    split(dd, kWinError, x, r, rest);
-    auto pos = hn::Gt(x, hn::Zero(dd));
+  PEAT_ALWAYS_INLINE inline void split_fitting(DD dd, int q, VD x, VD& r, VD& rest) {
+    split(dd, q, x, r, rest);
     if constexpr (kChecked) {
-      const MD ok = exact_lanes(dd, kWinError, x, rest);
-      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(dd, kWinError, ok, x);
+      const MD ok = exact_lanes(dd, q, x, rest);
+      if (HWY_UNLIKELY(!hn::AllTrue(dd, ok))) fallback(dd, q, ok, x);
       r = hn::IfThenElseZero(ok, r);
       rest = hn::IfThenElseZero(ok, rest);
     }
+  }
+  // Inlined so that q is a constant at each call and the windows stay in
+  // registers (out of line, they go through memory). Without kChecked, x is
+  // known to fit.
+  template <bool kChecked = false>
+  PEAT_ALWAYS_INLINE inline void add(DD dd, int q, VD x) {
+    VD r, rest;
+    split_fitting<kChecked>(dd, q, x, r, rest);
+    hi[q] = hn::Add(hi[q], r);
+    lo[q] = hn::Add(lo[q], rest);
+  }
+  // e into kWinError, and into kWinErrorPos where e > 0 (one split).
+  template <bool kChecked = false>
+  PEAT_ALWAYS_INLINE inline void add_error(DD dd, VD x) {
+    VD r, rest;
+    split_fitting<kChecked>(dd, kWinError, x, r, rest);
+    const auto pos = hn::Gt(x, hn::Zero(dd));
     hi[kWinError] = hn::Add(hi[kWinError], r);
     lo[kWinError] = hn::Add(lo[kWinError], rest);
     hi[kWinErrorPos] = hn::Add(hi[kWinErrorPos], hn::IfThenElseZero(pos, r));
     lo[kWinErrorPos] = hn::Add(lo[kWinErrorPos], hn::IfThenElseZero(pos, rest));
+  }
+  // The two halves of a vector of terms, without the check when a guard
+  // says they fit (the usual case).
+  PEAT_ALWAYS_INLINE inline void add_halves(DD dd, int q, VD x_lo, VD x_hi, bool fits) {
+    if (HWY_LIKELY(fits)) {
+      add(dd, q, x_lo);
+      add(dd, q, x_hi);
+    } else {
+      add<true>(dd, q, x_lo);
+      add<true>(dd, q, x_hi);
+    }
+  }
+  PEAT_ALWAYS_INLINE inline void add_error_halves(DD dd, VD x_lo, VD x_hi, bool fits) {
+    if (HWY_LIKELY(fits)) {
+      add_error(dd, x_lo);
+      add_error(dd, x_hi);
+    } else {
+      add_error<true>(dd, x_lo);
+      add_error<true>(dd, x_hi);
+    }
   }
 };
 
