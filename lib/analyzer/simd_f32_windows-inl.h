@@ -11,12 +11,17 @@
 // So a bitwise-equal pair costs one square, and a differing one no square of
 // the golden or the candidate of its own.
 //
-// Each window has lane accumulators in fixed point with lowest bit 2^base,
-// held in double lanes that stay exact because every partial sum is an
-// integer below 2^53 (in units of 2^base, for hi in units of 2^32). A term
-// x with v = x * 2^-base an integer below 2^74 is split with one rounding:
-// t = v + 1.5 * 2^84 rounds v to a multiple r of 2^32 (|r| <= 2^74), and
-// v - r (|v - r| <= 2^31) is exact; both come out of fused multiply-adds, and
+// Each window has lane accumulators in fixed point, held in double lanes
+// that stay exact because every partial sum is a multiple of their lowest
+// bit below 2^53 times it: hi in units of 2^(base + 32), lo in units of
+// 2^(base - kFracBits). A term x with v = x * 2^-base a multiple of
+// 2^-kFracBits below 2^74 is split with one rounding: t = v + 1.5 * 2^84
+// rounds v to a multiple r of 2^32 (|r| <= 2^74), and v - r (|v - r| <=
+// 2^31, 42 bits above 2^-kFracBits) is exact. With at most 2^11 adds per lane
+// between flushes, hi stays below 2^(85 - 32) units and lo below 2^(31 + 11 +
+// kFracBits) = 2^53 units. The fraction bits let a window take terms 2^11
+// smaller than its integers would (5.5 binades more of |g| for g*g, the
+// common case of values near zero). Both parts come out of fused multiply-adds, and
 // where there is no FMA, v = x * 2^-base is exact, so the unfused operations
 // give the same. A vector whose lanes are known to fit (guards below, from
 // the f32 exponents of g and e) is added without a check; any other goes
@@ -55,6 +60,8 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr int kWindowFlush = 2048;
+// Bits below 2^base that a window's lo lanes hold (see above).
+constexpr int kFracBits = 11;
 
 // The windows (see above).
 enum Window : int {
@@ -117,10 +124,10 @@ struct ExactWindows {
   void set_golden_base(DD dd, double max_sq) {
     const int b = base_for(max_sq);
     set_base(dd, kWinSqGolden, b);
-    // g = M 2^(E-150) (M < 2^24) gives g*g = M^2 2^(2(E-150)): an integer in
-    // the window when E - 150 >= ceil(b/2), below 2^74 when E - 150 <=
-    // floor((26 + b)/2).
-    const int lo_e = std::max(1, 150 + ((b + 1) >> 1)), hi_e = std::min(254, 150 + ((26 + b) >> 1));
+    // g = M 2^(E-150) (M < 2^24) gives g*g = M^2 2^(2(E-150)): a multiple of
+    // 2^(b - kFracBits) when E - 150 >= ceil((b - kFracBits)/2), below 2^(b +
+    // 74) when E - 150 <= floor((26 + b)/2).
+    const int lo_e = std::max(1, 150 + ((b - kFracBits + 1) >> 1)), hi_e = std::min(254, 150 + ((26 + b) >> 1));
     golden_lo_bits = lo_e <= hi_e ? static_cast<uint32_t>(lo_e) << 23 : 0xFFFFFFFFu;
     golden_span_bits = lo_e <= hi_e ? static_cast<uint32_t>(hi_e + 1 - lo_e) << 23 : 0;
   }
@@ -135,31 +142,33 @@ struct ExactWindows {
     set_base(dd, kWinRatioDevSq, bd);
     // With g = M 2^(eg-23) (eg = E_g - 127) and c within a factor 2 of g,
     // e = c - g is a multiple of 2^(eg-24) and |e| < 2^(ee+1) (ee = E_e -
-    // 127). So v = x 2^-b is an integer below 2^74 when
-    //   e:   eg - 24 >= be,       ee + 1 <= be + 74;
-    //   e*e: 2 eg - 48 >= bs,     2 ee + 2 <= bs + 74;
-    //   g*e: 2 eg - 47 >= bg,     eg + ee + 2 <= bg + 74.
+    // 127). So v = x 2^-b is a multiple of 2^-F (F = kFracBits) below 2^74
+    // when
+    //   e:   eg - 24 >= be - F,       ee + 1 <= be + 74;
+    //   e*e: 2 eg - 48 >= bs - F,     2 ee + 2 <= bs + 74;
+    //   g*e: 2 eg - 47 >= bg - F,     eg + ee + 2 <= bg + 74.
     auto ceil_half = [](int x) { return (x + 1) >> 1; };  // arithmetic shift: floor((x + 1) / 2)
-    const int g_min = std::max({be + 24, ceil_half(bs + 48), ceil_half(bg + 47)});
+    const int g_min = std::max({be - kFracBits + 24, ceil_half(bs - kFracBits + 48), ceil_half(bg - kFracBits + 47)});
     const int e_max = std::min(be + 73, (bs + 72) >> 1);
     err_golden_min = g_min + 127;
     err_exp_max = e_max + 127;
     err_sum_max = bg + 72 + 254;
     // d*d = RN(d d) with d a multiple of 2^-53 is a multiple of 2^-106 and of
-    // its own ulp 2^(E - 52): an integer in the window when bd <= -106 or
-    // d*d >= 2^(bd + 52); below 2^74 when d*d < 2^(bd + 74).
-    dsq_min = bd <= -106 ? 0.0 : hd::exact_pow2(bd + 52);
+    // its own ulp 2^(E - 52): a multiple of 2^(bd - F) when bd - F <= -106 or
+    // d*d >= 2^(bd - F + 52); below 2^74 when d*d < 2^(bd + 74).
+    dsq_min = bd - kFracBits <= -106 ? 0.0 : hd::exact_pow2(bd - kFracBits + 52);
     dsq_max = hd::exact_pow2(bd + 74);
   }
 
-  // Each lane holds integers below 2^53 in magnitude (hi: multiples of 2^32
-  // below 2^85): the lanes of a window are summed as 64-bit integers (below
-  // 2^56 for up to 8 lanes) and go into the signature's exact accumulators
-  // as integers times a power of two (see the basis above).
+  // Each lane holds below 2^53 of its units (hi: 2^32, lo: 2^-kFracBits, in
+  // units of 2^base): the lanes of a window are summed as 64-bit integers
+  // (below 2^56 for up to 8 lanes) and go into the signature's exact
+  // accumulators as integers times a power of two (see the basis above).
   void flush(DD dd) {
     HWY_ALIGN double hs[hn::MaxLanes(dd)], ls[hn::MaxLanes(dd)];
     const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
     static_assert(hn::MaxLanes(DD()) <= 256, "lane sums must stay below 2^62");
+    static_assert(kFracBits == 11, "the flush scales lo by 2^11");
     int64_t h[kWinCount] = {}, l[kWinCount] = {};
     for (int q = 0; q < kWinCount; ++q) {
       if (!used[q]) continue;
@@ -167,7 +176,7 @@ struct ExactWindows {
       hn::Store(lo[q], dd, ls);
       for (int64_t k = 0; k < L; ++k) {
         h[q] += static_cast<int64_t>(hs[k] * 0x1p-32);  // exact: multiples of 2^32 below 2^85
-        l[q] += static_cast<int64_t>(ls[k]);
+        l[q] += static_cast<int64_t>(ls[k] * 0x1p11);  // exact: multiples of 2^-11 below 2^42
       }
       hi[q] = lo[q] = hn::Zero(dd);
     }
@@ -176,7 +185,7 @@ struct ExactWindows {
     auto put = [&](int sum, int q, int64_t hv, int64_t lv) {
       const int off = base[q] - PEAT_EXACT_SUM_SCALE_EXPONENT;
       acc[sum].add_int(hv, off + 32);
-      acc[sum].add_int(lv, off);
+      acc[sum].add_int(lv, off - kFracBits);
     };
     if (used[kWinError]) {
       put(kSumError, kWinError, h[kWinError], l[kWinError]);
@@ -200,7 +209,7 @@ struct ExactWindows {
   }
   // Counts one vector's adds; flushes before a lane can pass 2^53.
   HWY_INLINE void vector_done(DD dd) {
-    if (++pending == kWindowFlush / 2) flush(dd);  // two adds per vector
+    if (++pending >= kWindowFlush / 2) flush(dd);  // two adds per vector (make_room may have filled it)
   }
   // Flushes first if k more vectors would pass the limit (callers that add
   // k vectors at once, then raise pending by k).
@@ -252,9 +261,10 @@ struct ExactWindows {
     r = hn::Sub(hn::MulAdd(x, scale[q], magic), magic);
     rest = hn::MulSub(x, scale[q], r);
   }
-  // Lanes whose split is exact: v an integer below 2^74.
+  // Lanes whose split is exact: v a multiple of 2^-kFracBits below 2^74.
   PEAT_ALWAYS_INLINE inline MD exact_lanes(DD dd, int q, VD x, VD rest) const {
-    return hn::And(hn::Eq(hn::Trunc(rest), rest), hn::Lt(hn::Abs(hn::Mul(x, scale[q])), hn::Set(dd, 0x1p74)));
+    const VD units = hn::Mul(rest, hn::Set(dd, 0x1p11));
+    return hn::And(hn::Eq(hn::Trunc(units), units), hn::Lt(hn::Abs(hn::Mul(x, scale[q])), hn::Set(dd, 0x1p74)));
   }
   // The split of x into window q's two parts; kChecked: the lanes whose
   // split is not exact go to the scalar accumulators and give zero parts.
