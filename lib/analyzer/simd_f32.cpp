@@ -33,6 +33,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // stage once it holds more than a block's worth (sparse differences: many
 // blocks' pairs at once), while it is in the L1 cache (24 KiB with 16 lanes).
 constexpr int64_t kBlockVectors = 64;
+// Vectors per group: pass 1 tests a group's pairs for differences at once.
+constexpr int kGroup = 4;
 
 // The kernel over words of type W for kKind 0: f32 (uint32_t words); 1: bf16
 // (uint16_t, the top half of an f32: widened by a 16-bit shift, its ULP
@@ -46,7 +48,9 @@ constexpr int64_t kBlockVectors = 64;
 //   1. every pair: the golden's share, which is all of a bitwise-equal
 //      pair's (counts, g*g, max |g|, ratio pairs); the differing pairs of
 //      each vector (each ordinary, else the pass stops before the vector) go
-//      into the stage, in index order;
+//      into the stage, in index order. f32 and bf16 take a full block in
+//      fast_block's two sweeps (the first at memory speed), f16 and the
+//      blocks fast_block refuses a vector at a time (take_vector);
 //   2. the staged pairs, a vector at a time, once the stage holds more than
 //      a block's worth and at the end: the floating-point share of a
 //      differing pair (tolerance, e, |e|, e*e, g*e, d, d*d, maxima, ratio
@@ -78,7 +82,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   if (n < N) return 0;
 
-  const VU abs_mask = hn::Set(du, 0x7FFFFFFFu), inf_bits = hn::Set(du, 0x7F800000u);
+  const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
   ExactWindows<decltype(dd)> win;  // simd_f32_windows-inl.h
   win.init(dd, s.acc);
   bool have_golden_base = false, have_error_base = false;
@@ -210,6 +214,142 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     return true;
   };
 
+  // Pass 1, the differing pairs of the group of kGroup vectors at element
+  // `at` (f32, bf16), loaded again (from the L1 cache: the callers have just
+  // read them): each vector's differing pairs staged, in lane order; false,
+  // having staged nothing, when a pair is not ordinary or (spatial map)
+  // fails the tolerance.
+  auto stage_group = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+    const int64_t staged_before = staged;
+    VU gbk[kGroup], xk[kGroup];
+    HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+      gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + at + k * N));
+      xk[k] = hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + at + k * N)));
+    }
+    if (p.stop_on_tolerance_fail) {
+      for (int k = 0; k < kGroup; ++k) {
+        if (hn::AllTrue(du, hn::Eq(xk[k], hn::Zero(du)))) continue;
+        const VU gw = LoadWords<kKind>(du, g + at + k * N), cw = LoadWords<kKind>(du, c + at + k * N);
+        const VU cb = F32Bits<kKind>(du, cw);
+        if (!stage_differing(gw, cw, gbk[k], cb, hn::Eq(gbk[k], cb), at + k * N - stage_base)) {
+          staged = staged_before;
+          return false;
+        }
+      }
+      return true;
+    }
+    // Without a branch per vector (which of them differ is random). A
+    // differing pair is ordinary at once when c lies in g's binade (same
+    // sign and exponent: x < 2^23) and |g| is finite, at least
+    // ratio_min_abs and at least 2^-103 (so that e, a non-zero multiple of
+    // g's ulp, is normal); otherwise the group's pairs take the full test.
+    const VU fast_lo = hn::Set(du, fast_lo_bits), fast_span = hn::Set(du, fast_span_bits);
+    auto fast = hn::Eq(fast_lo, fast_lo);  // all true
+    HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+      const VU gak = hn::And(gbk[k], abs_mask);
+      fast = hn::And(fast, hn::Or(hn::Eq(xk[k], hn::Zero(du)), hn::And(hn::Lt(xk[k], hn::Set(du, 0x00800000u)),
+                                                                   hn::Lt(hn::Sub(gak, fast_lo), fast_span))));
+    }
+    if (!hn::AllTrue(du, fast)) {
+      auto ordinary = fast;
+      for (int k = 0; k < kGroup; ++k) {
+        const VU cb = hn::Xor(gbk[k], xk[k]);
+        ordinary = hn::And(ordinary, hn::Or(OrdinaryLanes<kKind>(du, gbk[k], cb, gbk[k], cb, p.ratio_min_abs),
+                                            hn::Eq(xk[k], hn::Zero(du))));
+      }
+      if (!hn::AllTrue(du, ordinary)) return false;
+    }
+    HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+      const auto ne = hn::Ne(xk[k], hn::Zero(du));
+      VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
+      if constexpr (kBF16) {
+        gw = hn::ShiftRight<16>(gw);
+        cw = hn::ShiftRight<16>(cw);
+      }
+      hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+      hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+      hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(at + k * N - stage_base))), ne), du,
+                 stage_at + staged);
+      staged += static_cast<int64_t>(hn::CountTrue(du, ne));
+    }
+    return true;
+  };
+
+  // Pass 1 over the block of kBlockVectors vectors at element `at` (f32,
+  // bf16), in two sweeps. The first reads every pair once and does only
+  // what a bitwise-equal pair needs: g*g into its window with no check, the
+  // minimum and maximum of |g|, and one bit per group of kGroup vectors
+  // saying whether any pair differs. No branch depends on the data, and the
+  // stage is not touched, so the loop keeps its state in registers and
+  // runs at memory speed. The second stages the differing groups' pairs
+  // (stage_group), from the L1 cache. It returns false, with the windows,
+  // the scalar accumulators and the stage as they were, when a golden is not
+  // finite or stage_group refused a group: the block then goes vector by
+  // vector.
+  constexpr int64_t kBlockGroups = kBlockVectors / kGroup;
+  static_assert(kBlockGroups <= 64, "one bit per group in a word");
+  auto fast_block = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+    win.make_room(dd, static_cast<int>(kBlockVectors));  // no flush inside the block
+    const VD hi0 = win.hi[kWinSqGolden], lo0 = win.lo[kWinSqGolden];
+    const VU one = hn::Set(du, 1u);
+    VU mx = hn::Zero(du), mn = hn::Set(du, 0xFFFFFFFFu), mn_nonzero = mn;  // the last: min of |g| - 1, wrapping
+    uint64_t groups = 0;
+    for (int64_t q = 0; q < kBlockGroups; ++q) {
+      VU diff = hn::Zero(du);
+      HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
+        const int64_t j = at + (q * kGroup + k) * N;
+        const VU gb = F32Bits<kKind>(du, LoadWords<kKind>(du, g + j));
+        diff = hn::Or(diff, hn::Xor(gb, F32Bits<kKind>(du, LoadWords<kKind>(du, c + j))));
+        const VU ga = hn::And(gb, abs_mask);
+        mx = hn::Max(mx, ga);
+        mn = hn::Min(mn, ga);
+        mn_nonzero = hn::Min(mn_nonzero, hn::Sub(ga, one));
+        const auto gf = hn::BitCast(df, gb);
+        const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+        win.add(dd, kWinSqGolden, hn::Mul(g_lo, g_lo));
+        win.add(dd, kWinSqGolden, hn::Mul(g_hi, g_hi));
+      }
+      groups |= static_cast<uint64_t>(!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) << q;
+    }
+    // A golden not finite, or a group that stage_group refuses, refuses the
+    // block (before any lane has gone to the scalar accumulators below).
+    const VU lo_bits = hn::Set(du, win.golden_lo_bits), span_bits = hn::Set(du, win.golden_span_bits);
+    const int64_t staged_before = staged;
+    bool ok = hn::AllTrue(du, hn::Lt(mx, hn::Set(du, 0x7F800000u)));
+    for (uint64_t b = groups; ok && b != 0; b &= b - 1)
+      ok = stage_group(at + static_cast<int64_t>(hd::ctz64(b)) * kGroup * N);
+    if (!ok) {
+      win.hi[kWinSqGolden] = hi0;
+      win.lo[kWinSqGolden] = lo0;
+      staged = staged_before;
+      return false;
+    }
+    // Unless every non-zero |g| was in the window, g*g goes in again, each
+    // lane checked (those outside go to the scalar accumulators).
+    if (!hn::AllFalse(du, hn::Lt(mn_nonzero, hn::Sub(lo_bits, one))) ||
+        !hn::AllTrue(du, hn::Lt(mx, hn::Add(lo_bits, span_bits)))) {
+      win.hi[kWinSqGolden] = hi0;
+      win.lo[kWinSqGolden] = lo0;
+      for (int64_t v = 0; v < kBlockVectors; ++v) {
+        const auto gf = hn::BitCast(df, F32Bits<kKind>(du, LoadWords<kKind>(du, g + at + v * N)));
+        const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+        win.add<true>(dd, kWinSqGolden, hn::Mul(g_lo, g_lo));
+        win.add<true>(dd, kWinSqGolden, hn::Mul(g_hi, g_hi));
+      }
+    }
+    win.pending += static_cast<int>(kBlockVectors);
+    vmax_g = hn::Max(vmax_g, mx);
+    if (hn::AllFalse(du, hn::Lt(mn, hn::Set(du, ratio_bits)))) {
+      ratio_all += static_cast<uint64_t>(kBlockVectors * N);
+    } else {  // zeros or tiny goldens: lane by lane
+      for (int64_t v = 0; v < kBlockVectors; ++v) {
+        const VU ga = hn::And(F32Bits<kKind>(du, LoadWords<kKind>(du, g + at + v * N)), abs_mask);
+        ratio_all += hn::CountTrue(du, hn::Not(hn::Lt(ga, hn::Set(du, ratio_bits))));
+      }
+    }
+    return true;
+  };
+
   // ---- Pass 2: the floating-point share of the staged pairs at stage
   // offset at (a full vector; its lanes from `valid` on are padding).
   const VD rtol = hn::Set(dd, p.rtol), atol = hn::Set(dd, p.atol);
@@ -338,156 +478,24 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     staged = 0;
   };
 
-  int64_t i = 0, block_from = 0;
+  int64_t i = 0;
   bool stopped = false;
-  int groups_seen = 0, groups_differing = 0;  // the groups' staging mode (see below)
-  bool branchless = true;
   while (!stopped && i + N <= n) {
-    const int64_t block_end = std::min(n, i + kBlockVectors * N);
+    int64_t block_end = std::min(n, i + kBlockVectors * N);
+    // A full block goes through fast_block once the maxima and the g*g
+    // window are placed (until then, one vector at a time, which places
+    // them). A refused block goes vector by vector, which accounts for its
+    // pairs exactly as well and stops before the vector that made
+    // fast_block refuse it (the caller takes that one).
+    bool fast = false;
+    if constexpr (!kF16) {
+      if (!have_golden_base || s.max_abs_index < 0 || s.max_rel_index < 0)
+        block_end = std::min(block_end, i + N);
+      else if (block_end - i == kBlockVectors * N)
+        fast = fast_block(i);
+    }
+    if (fast) i = block_end;
     while (i + N <= block_end) {
-      // Groups of kGroup vectors (f32, bf16): one OR of XORs tests them for
-      // differences (a group's few differing vectors are staged on their
-      // own), one maximum of |g| screens finiteness and gives max |g|, and
-      // the window test of g*g is done per lane with no branch until the
-      // end of the group. A group that misses any test (or comes before the
-      // maxima and the g*g window are placed) goes vector by vector, which
-      // accounts for it exactly as well: this only saves operations.
-      if constexpr (!kF16) {
-        constexpr int kGroup = 4;
-        while (i >= block_from && have_golden_base && s.max_abs_index >= 0 && s.max_rel_index >= 0 &&
-               i + kGroup * N <= block_end) {
-          VU gbk[kGroup], xk[kGroup], diff = hn::Zero(du);
-          HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {  // unrolled: gbk, gak stay in registers
-            gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + i + k * N));
-            xk[k] = hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + i + k * N)));
-            diff = hn::Or(diff, xk[k]);
-          }
-          const int64_t staged_before = staged;
-          // Sparse differences: at most two differing pairs of the group
-          // are staged with no branch on whether there are any
-          // (simd_f32_words-inl.h); more, or a pair failing the quick test,
-          // go below. Where groups rarely differ (a candidate bitwise equal
-          // almost everywhere), the branch below predicts well and costs less
-          // than the two slots: the mode follows the share of differing
-          // groups among the last 64.
-          bool sparse_staged = false;
-          if constexpr (kGroup * hn::MaxLanes(du) <= 64) {
-            if (++groups_seen == 64) {
-              branchless = groups_differing >= 4;
-              groups_seen = groups_differing = 0;
-            }
-            if (!branchless) groups_differing += hn::AllTrue(du, hn::Eq(diff, hn::Zero(du))) ? 0 : 1;
-            if (branchless && !p.stop_on_tolerance_fail) {
-              uint64_t bits = 0;  // lane j of vector k: bit k N + j
-              for (int k = 0; k < kGroup; ++k) bits |= MaskBits(du, hn::Ne(xk[k], hn::Zero(du))) << (k * N);
-              groups_differing += bits != 0 ? 1 : 0;
-              sparse_staged = StageFewDiffering<kKind>(bits, kGroup * N, g + i, c + i, static_cast<uint32_t>(i - stage_base),
-                                                       fast_lo_bits, fast_span_bits, stage_g, stage_c, stage_at, staged);
-            }
-          }
-          if (!sparse_staged && !hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) {
-            // The differing pairs of the group are staged here (sparse
-            // differences: most groups hold at most one differing vector).
-            // A vector refused sends the group vector by vector, from its
-            // first vector (nothing of the group is kept), and no group is
-            // tried again before the refused vector is passed.
-            int64_t refused = -1, differing = 0;
-            if (!p.stop_on_tolerance_fail) {
-              // Without a branch per vector (which of them differ is
-              // random). A differing pair is ordinary at once when c lies in
-              // g's binade (same sign and exponent: x < 2^23) and |g| is
-              // finite, at least ratio_min_abs and at least 2^-103 (so that e,
-              // a non-zero multiple of g's ulp, is normal); otherwise the
-              // group's pairs take the full test.
-              const VU fast_lo = hn::Set(du, fast_lo_bits), fast_span = hn::Set(du, fast_span_bits);
-              auto fast = hn::Eq(diff, diff);  // all true
-              HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-                const VU gak = hn::And(gbk[k], abs_mask);
-                fast = hn::And(fast, hn::Or(hn::Eq(xk[k], hn::Zero(du)),
-                                            hn::And(hn::Lt(xk[k], hn::Set(du, 0x00800000u)),
-                                                    hn::Lt(hn::Sub(gak, fast_lo), fast_span))));
-              }
-              if (!hn::AllTrue(du, fast)) {
-                auto ordinary = fast;
-                for (int k = 0; k < kGroup; ++k) {
-                  const VU cb = hn::Xor(gbk[k], xk[k]);
-                  ordinary = hn::And(ordinary, hn::Or(OrdinaryLanes<kKind>(du, gbk[k], cb, gbk[k], cb, p.ratio_min_abs),
-                                                      hn::Eq(xk[k], hn::Zero(du))));
-                }
-                if (!hn::AllTrue(du, ordinary)) refused = kGroup - 1;  // the group goes vector by vector
-              }
-              if (refused < 0) {
-                HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-                  const auto ne = hn::Ne(xk[k], hn::Zero(du));
-                  VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
-                  if constexpr (kBF16) {
-                    gw = hn::ShiftRight<16>(gw);
-                    cw = hn::ShiftRight<16>(cw);
-                  }
-                  hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
-                  hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
-                  hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(i + k * N - stage_base))), ne),
-                             du, stage_at + staged);
-                  const int64_t count = static_cast<int64_t>(hn::CountTrue(du, ne));
-                  staged += count;
-                  differing += count != 0;
-                }
-              }
-            } else {
-              for (int k = 0; k < kGroup; ++k) {
-                const VU gw = LoadWords<kKind>(du, g + i + k * N), cw = LoadWords<kKind>(du, c + i + k * N);
-                const VU cb = F32Bits<kKind>(du, cw);
-                const auto eq = hn::Eq(gbk[k], cb);
-                if (hn::AllTrue(du, eq)) continue;
-                ++differing;
-                if (!stage_differing(gw, cw, gbk[k], cb, eq, i + k * N - stage_base)) {
-                  refused = k;
-                  break;
-                }
-              }
-            }
-            // Dense differences: a group with every vector differing skips
-            // the next group's try too (they cost the group's test twice).
-            if (refused >= 0 || differing == kGroup) {
-              staged = staged_before;
-              block_from = i + (refused >= 0 ? refused + 1 : 2 * kGroup) * N;
-              break;
-            }
-          }
-          VU gak[kGroup], mx = hn::Zero(du);
-          auto fits = hn::Eq(mx, mx);  // all true
-          const VU lo_bits = hn::Set(du, win.golden_lo_bits), span_bits = hn::Set(du, win.golden_span_bits);
-          HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-            gak[k] = hn::And(gbk[k], abs_mask);
-            mx = hn::Max(mx, gak[k]);
-            fits = hn::And(fits, hn::Or(hn::Eq(gak[k], hn::Zero(du)), hn::Lt(hn::Sub(gak[k], lo_bits), span_bits)));
-          }
-          // In the window implies finite (its exponents stop below 255).
-          if (!hn::AllTrue(du, fits) || !hn::AllTrue(du, hn::Lt(mx, inf_bits))) {
-            // As for a difference: no group is tried again before the
-            // first vector with a lane outside the window is passed.
-            int64_t k = 0;
-            while (k + 1 < kGroup && hn::AllTrue(du, hn::Or(hn::Eq(gak[k], hn::Zero(du)),
-                                                            hn::Lt(hn::Sub(gak[k], lo_bits), span_bits))))
-              ++k;
-            staged = staged_before;
-            block_from = i + (k + 1) * N;
-            break;
-          }
-          win.make_room(dd, kGroup);
-          HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-            const auto gfk = hn::BitCast(df, gbk[k]);
-            const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gfk)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gfk));
-            win.add(dd, kWinSqGolden, hn::Mul(g_lo, g_lo));
-            win.add(dd, kWinSqGolden, hn::Mul(g_hi, g_hi));
-            ratio_all += hn::CountTrue(du, hn::Not(hn::Lt(gak[k], hn::Set(du, ratio_bits))));
-          }
-          win.pending += kGroup;
-          vmax_g = hn::Max(vmax_g, mx);
-          i += kGroup * N;
-        }
-        if (i + N > block_end) break;
-      }
       if (!take_vector(i)) {
         stopped = true;
         break;
