@@ -9,24 +9,20 @@
 # Vector operations per element are counted by hand from the AVX-512
 # instruction sequence of lib/analyzer/simd_f32.cpp (one vector = 16 f32;
 # lib/analyzer/simd_f32.cpp describes its three passes):
-#   - every pair, in groups of 4 vectors: about 28 operations per vector (2
-#     loads, XOR and OR, |g|, the integer max, the per-lane window test,
-#     widening, g*g, the window's split and adds for two halves, the
-#     ratio-pair count): EQUAL = 28/16 per element;
-#   - sparse differences (at least 4 of the last 64 groups differing): 4
-#     more per group (a mask of each vector's differing lanes) and about 30
-#     scalar operations (two staging slots; not counted here): SPARSE = 29/16
-#     per element;
-#   - a group with more than two differing pairs: about 76 more (the quick
-#     ordinary test, compressing each vector's differing pairs into the
-#     stage), counted in neither figure;
-#   - a vector taken on its own (dense differences): about 62 (the full
-#     ordinary test, finiteness, compressing, and the golden's share):
-#     VECTOR = 62/16;
+#   - every pair, fast_block's first sweep: about 25 operations per vector
+#     (2 loads, XOR and the differing test, |g|, the integer max and two
+#     mins, widening, g*g, the window's split and adds for two halves), and
+#     3 scalar ones for the vector's bit: EQUAL = 25/16 per element;
+#   - each vector holding a differing pair, the second sweep: about 21
+#     (the words again, the quick ordinary test, compressing the differing
+#     pairs' words and offsets into the stage): STAGE = 21/16 per element of
+#     such a vector;
 #   - each staged (differing) pair: pass 2 about 120 per 16 pairs (widening,
 #     tolerance, e*e, g*e, c/g, the window guards and five windows' adds,
 #     maxima screen, ratio extrema) and pass 3 about 122 (ULP, relative-error
 #     and popcount buckets, four bit counters): STAGED = 242/16 per pair.
+# Blocks that fast_block refuses (a pair not ordinary, a golden not finite)
+# go vector by vector (about 62 per vector), a few per million pairs here.
 # The achieved operations per cycle divide that by the cycles per element of
 # the 1-thread runs (CPU time times the clock BM_CoreClock measures).
 set -euo pipefail
@@ -76,19 +72,14 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
 n = int(sys.argv[2])
 clocks = [b["adds"] / (b["cpu_time"] * 1e-3) for b in runs["BM_CoreClock"]]  # cycles per second
 clock = statistics.median(clocks)
-EQUAL, SPARSE, VECTOR, STAGED = 28 / 16, 29 / 16, 62 / 16, 242 / 16
+EQUAL, STAGE, STAGED = 25 / 16, 21 / 16, 242 / 16
 print(f"core clock {clock / 1e9:.2f} GHz (dependent adds, CPU time; {min(clocks) / 1e9:.2f}..{max(clocks) / 1e9:.2f})")
 for name, label in (("BM_Signature1Thread", "rounding-level"), ("BM_SignatureSparse1Thread", "sparse (1 % differing)"),
                     ("BM_SignatureIdentical1Thread", "identical")):
-    share = runs[name][0]["full_vector_share"]
-    groups = runs[name][0]["group_share"]
+    share = runs[name][0]["differing_vector_share"]
     staged = runs[name][0]["bitwise_mismatches"] / n
-    if name == "BM_Signature1Thread":  # nearly every vector differs: taken one by one
-        ops = share * VECTOR + (1 - share) * EQUAL + staged * STAGED
-        how = f"taken one by one, {staged:.3f} of pairs staged"
-    else:  # groups of four vectors, their differing pairs staged
-        ops = (SPARSE if groups > 0 else EQUAL) + staged * STAGED
-        how = f"differing ({groups:.3f} of groups), {staged:.4f} of pairs staged"
+    ops = EQUAL + share * STAGE + staged * STAGED
+    how = f"differing, {staged:.4f} of pairs staged"
     cyc = sorted(b["cpu_time"] * 1e-3 * clock / n for b in runs[name])
     med = statistics.median(cyc)
     print(f"{label}: {share:.3f} of vectors {how}, about {ops:.1f} vector ops/element, "
