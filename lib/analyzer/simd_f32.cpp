@@ -219,7 +219,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   };
 
   // Pass 1, the differing pairs of the group of kGroup vectors at element
-  // `at` (f32, bf16), loaded again (from the L1 cache: the callers have just
+  // `at` (f32, bf16), loaded again (from the L1 cache: fast_block has just
   // read them): each vector's differing pairs staged, in lane order; false,
   // having staged nothing, when a pair is not ordinary or (spatial map)
   // fails the tolerance.

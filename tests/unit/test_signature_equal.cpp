@@ -506,7 +506,7 @@ TEST_CASE("fast blocks: windows filled to the limit, refused blocks and goldens 
           "[analyzer][simd][equal]") {
   // Each chunk's first vector (|g| = 1) places the g*g window; the other
   // goldens sit just below its top (|g| in [12, 16): terms near 2^74 of its
-  // units), so a window lane passes 2^53 if a flush comes late. Candidates
+  // units), so the window lanes run close to their 2^53 bound. Candidates
   // are bitwise equal but for a few pairs that are not ordinary (NaN): their
   // blocks are refused and go vector by vector, between blocks that filled
   // the windows at once. Some goldens are tiny (outside the window: the
