@@ -33,12 +33,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // stage once it holds more than a block's worth (sparse differences: many
 // blocks' pairs at once), while it is in the L1 cache (24 KiB with 16 lanes).
 constexpr int64_t kBlockVectors = 64;
-// Vectors per group: fast_block keeps one bit per group saying whether any
-// of its pairs differ, and stages whole groups. Groups of 1, 2 and 4 vectors
-// measured (bench_signature, 1 % of pairs differing, interleaved): 19.7,
-// 21.1 and 23.0 ms on 1 thread, the same with every pair equal. One vector
-// per bit stages only the vectors that differ.
-constexpr int kGroup = 1;
 
 // The kernel over words of type W for kKind 0: f32 (uint32_t words); 1: bf16
 // (uint16_t, the top half of an f32: widened by a 16-bit shift, its ULP
@@ -110,7 +104,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     std::memcpy(&ratio_bits, &rm, 4);
     if (!(rm > 0)) ratio_bits = 1;
   }
-  // The quick test of a differing pair in stage_group: |g| (bits) in
+  // The quick test of a differing pair in stage_vector: |g| (bits) in
   // [fast_lo_bits, fast_lo_bits + fast_span_bits), i.e. finite, at least
   // ratio_min_abs and at least 2^-103.
   const uint32_t fast_lo_bits = std::max(ratio_bits, uint32_t{24} << 23);
@@ -171,6 +165,18 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     }
   };
 
+  // The pairs of lanes ne of the vector of words gw, cw at element offset
+  // `off` from stage_base into the stage, in lane order. Compressed in
+  // registers, then a plain store (the stage has a vector of room past its
+  // end): compressing stores to memory are slow on some CPUs.
+  auto stage_words = [&](VU gw, VU cw, auto ne, int64_t off) HWY_ATTR PEAT_ALWAYS_INLINE {
+    hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
+    hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
+    hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(off))), ne), du,
+               stage_at + staged);
+    staged += static_cast<int64_t>(hn::CountTrue(du, ne));
+  };
+
   // Pass 1, the differing pairs (lanes not eq) of the vector of words gw, cw
   // (f32 bits gb, cb) at element offset `off` from stage_base: staged,
   // in lane order, or false, having staged nothing, when one is not ordinary
@@ -191,13 +197,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
           !hn::AllFalse(dd, hn::Gt(hn::Abs(e_hi), hn::Add(atol, hn::Mul(rtol, hn::Abs(g_hi))))))
         return false;
     }
-    // Compress in registers, then a plain store (the stage has a vector of
-    // room past its end): compressing stores to memory are slow on some CPUs.
-    hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
-    hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
-    hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(off))), ne), du,
-               stage_at + staged);
-    staged += static_cast<int64_t>(hn::CountTrue(du, ne));
+    stage_words(gw, cw, ne, off);
     return true;
   };
 
@@ -218,118 +218,74 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     return true;
   };
 
-  // Pass 1, the differing pairs of the group of kGroup vectors at element
-  // `at` (f32, bf16), loaded again (from the L1 cache: fast_block has just
-  // read them): each vector's differing pairs staged, in lane order; false,
-  // having staged nothing, when a pair is not ordinary or (spatial map)
-  // fails the tolerance.
-  auto stage_group = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
-    const int64_t staged_before = staged;
-    VU gbk[kGroup], xk[kGroup];
-    HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-      gbk[k] = F32Bits<kKind>(du, LoadWords<kKind>(du, g + at + k * N));
-      xk[k] = hn::Xor(gbk[k], F32Bits<kKind>(du, LoadWords<kKind>(du, c + at + k * N)));
-    }
-    if (p.stop_on_tolerance_fail) {
-      for (int k = 0; k < kGroup; ++k) {
-        if (hn::AllTrue(du, hn::Eq(xk[k], hn::Zero(du)))) continue;
-        const VU gw = LoadWords<kKind>(du, g + at + k * N), cw = LoadWords<kKind>(du, c + at + k * N);
-        const VU cb = F32Bits<kKind>(du, cw);
-        if (!stage_differing(gw, cw, gbk[k], cb, hn::Eq(gbk[k], cb), at + k * N - stage_base)) {
-          staged = staged_before;
-          return false;
-        }
-      }
-      return true;
-    }
-    // Without a branch per vector (which of them differ is random). A
-    // differing pair is ordinary at once when c lies in g's binade (same
-    // sign and exponent: x < 2^23) and |g| is finite, at least
-    // ratio_min_abs and at least 2^-103 (so that e, a non-zero multiple of
-    // g's ulp, is normal); otherwise the group's pairs take the full test.
-    const VU fast_lo = hn::Set(du, fast_lo_bits), fast_span = hn::Set(du, fast_span_bits);
-    auto fast = hn::Eq(fast_lo, fast_lo);  // all true
-    HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-      const VU gak = hn::And(gbk[k], abs_mask);
-      fast = hn::And(fast, hn::Or(hn::Eq(xk[k], hn::Zero(du)), hn::And(hn::Lt(xk[k], hn::Set(du, 0x00800000u)),
-                                                                   hn::Lt(hn::Sub(gak, fast_lo), fast_span))));
-    }
-    if (!hn::AllTrue(du, fast)) {
-      auto ordinary = fast;
-      for (int k = 0; k < kGroup; ++k) {
-        const VU cb = hn::Xor(gbk[k], xk[k]);
-        ordinary = hn::And(ordinary, hn::Or(OrdinaryLanes<kKind>(du, gbk[k], cb, gbk[k], cb, p.ratio_min_abs),
-                                            hn::Eq(xk[k], hn::Zero(du))));
-      }
-      if (!hn::AllTrue(du, ordinary)) return false;
-    }
-    HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-      const auto ne = hn::Ne(xk[k], hn::Zero(du));
-      VU gw = gbk[k], cw = hn::Xor(gbk[k], xk[k]);  // the words: f32 bits, or bf16 in the low half
-      if constexpr (kBF16) {
-        gw = hn::ShiftRight<16>(gw);
-        cw = hn::ShiftRight<16>(cw);
-      }
-      hn::StoreU(hn::Compress(gw, ne), du, stage_g + staged);
-      hn::StoreU(hn::Compress(cw, ne), du, stage_c + staged);
-      hn::StoreU(hn::Compress(hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(at + k * N - stage_base))), ne), du,
-                 stage_at + staged);
-      staged += static_cast<int64_t>(hn::CountTrue(du, ne));
-    }
+  // Pass 1, the differing pairs of the vector at element `at` (f32, bf16),
+  // loaded again (from the L1 cache: fast_block has just read it), as
+  // stage_differing takes them. A differing pair is ordinary at once when c
+  // lies in g's binade (same sign and exponent: x < 2^23) and |g| is finite,
+  // at least ratio_min_abs and at least 2^-103 (so that e, a non-zero
+  // multiple of g's ulp, is normal); a vector whose pairs all pass that
+  // quick test is staged without the full one.
+  auto stage_vector = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
+    const VU gw = LoadWords<kKind>(du, g + at), cw = LoadWords<kKind>(du, c + at);
+    const VU gb = F32Bits<kKind>(du, gw), cb = F32Bits<kKind>(du, cw), x = hn::Xor(gb, cb);
+    const auto eq = hn::Eq(x, hn::Zero(du));
+    const auto quick = hn::And(hn::Lt(x, hn::Set(du, 0x00800000u)),
+                               hn::Lt(hn::Sub(hn::And(gb, abs_mask), hn::Set(du, fast_lo_bits)), hn::Set(du, fast_span_bits)));
+    if (p.stop_on_tolerance_fail || !hn::AllTrue(du, hn::Or(eq, quick)))
+      return stage_differing(gw, cw, gb, cb, eq, at - stage_base);
+    stage_words(gw, cw, hn::Not(eq), at - stage_base);
     return true;
   };
 
   // Pass 1 over the block of kBlockVectors vectors at element `at` (f32,
   // bf16), in two sweeps. The first reads every pair once and does only
   // what a bitwise-equal pair needs: g*g into its window with no check, the
-  // minimum and maximum of |g|, and one bit per group of kGroup vectors
-  // saying whether any pair differs. No branch depends on the data, and the
-  // stage is not touched, so the loop keeps its state in registers and
-  // runs at memory speed. The second stages the differing groups' pairs
-  // (stage_group), from the L1 cache. It returns false, with the windows,
-  // the scalar accumulators and the stage as they were, when a golden is not
-  // finite or stage_group refused a group: the block then goes vector by
-  // vector.
-  constexpr int64_t kBlockGroups = kBlockVectors / kGroup;
-  static_assert(kBlockGroups <= 64, "one bit per group in a word");
+  // minimum and maximum of |g|, and one bit per vector saying whether any
+  // of its pairs differ. No branch depends on the data, and the stage is
+  // not touched, so the loop keeps its state in registers and runs at memory
+  // speed. The second stages the differing vectors' pairs (stage_vector),
+  // from the L1 cache: one bit per vector, not per group of 2 or 4, stages
+  // only the vectors that differ (bench_signature, 1 % of pairs differing,
+  // interleaved: 19.7, 21.1 and 23.0 ms on 1 thread; the same with every
+  // pair equal). It returns false, with the windows, the scalar accumulators
+  // and the stage as they were, when a golden is not finite or stage_vector
+  // refused a vector: the block then goes vector by vector.
+  static_assert(kBlockVectors <= 64, "one bit per vector in a word");
   auto fast_block = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE -> bool {
     win.make_room(dd, static_cast<int>(kBlockVectors));  // no flush inside the block
     const VD hi0 = win.hi[kWinSqGolden], lo0 = win.lo[kWinSqGolden];
     const VU one = hn::Set(du, 1u);
     VU mx = hn::Zero(du), mn = hn::Set(du, 0xFFFFFFFFu), mn_nonzero = mn;  // the last: min of |g| - 1, wrapping
-    uint64_t groups = 0;
+    uint64_t differing = 0;
     VD hi2 = hn::Zero(dd), lo2 = hi2;  // the upper halves' terms: two chains of adds, not one
     // Unrolled: 8-10 % faster than the plain loop (interleaved runs).
-    HWY_UNROLL(4) for (int64_t q = 0; q < kBlockGroups; ++q) {
-      VU diff = hn::Zero(du);
-      HWY_UNROLL(kGroup) for (int k = 0; k < kGroup; ++k) {
-        const int64_t j = at + (q * kGroup + k) * N;
-        const VU gb = F32Bits<kKind>(du, LoadWords<kKind>(du, g + j));
-        diff = hn::Or(diff, hn::Xor(gb, F32Bits<kKind>(du, LoadWords<kKind>(du, c + j))));
-        const VU ga = hn::And(gb, abs_mask);
-        mx = hn::Max(mx, ga);
-        mn = hn::Min(mn, ga);
-        mn_nonzero = hn::Min(mn_nonzero, hn::Sub(ga, one));
-        const auto gf = hn::BitCast(df, gb);
-        const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
-        win.add(dd, kWinSqGolden, hn::Mul(g_lo, g_lo));
-        VD r, rest;
-        win.split(dd, kWinSqGolden, hn::Mul(g_hi, g_hi), r, rest);
-        hi2 = hn::Add(hi2, r);
-        lo2 = hn::Add(lo2, rest);
-      }
-      groups |= static_cast<uint64_t>(!hn::AllTrue(du, hn::Eq(diff, hn::Zero(du)))) << q;
+    HWY_UNROLL(4) for (int64_t v = 0; v < kBlockVectors; ++v) {
+      const int64_t j = at + v * N;
+      const VU gb = F32Bits<kKind>(du, LoadWords<kKind>(du, g + j));
+      const VU x = hn::Xor(gb, F32Bits<kKind>(du, LoadWords<kKind>(du, c + j)));
+      const VU ga = hn::And(gb, abs_mask);
+      mx = hn::Max(mx, ga);
+      mn = hn::Min(mn, ga);
+      mn_nonzero = hn::Min(mn_nonzero, hn::Sub(ga, one));
+      const auto gf = hn::BitCast(df, gb);
+      const VD g_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, gf)), g_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, gf));
+      win.add(dd, kWinSqGolden, hn::Mul(g_lo, g_lo));
+      VD r, rest;
+      win.split(dd, kWinSqGolden, hn::Mul(g_hi, g_hi), r, rest);
+      hi2 = hn::Add(hi2, r);
+      lo2 = hn::Add(lo2, rest);
+      differing |= static_cast<uint64_t>(!hn::AllTrue(du, hn::Eq(x, hn::Zero(du)))) << v;
     }
     // Exact: make_room counted both halves of every vector of the block.
     win.hi[kWinSqGolden] = hn::Add(win.hi[kWinSqGolden], hi2);
     win.lo[kWinSqGolden] = hn::Add(win.lo[kWinSqGolden], lo2);
-    // A golden not finite, or a group that stage_group refuses, refuses the
+    // A golden not finite, or a vector that stage_vector refuses, refuses the
     // block (before any lane has gone to the scalar accumulators below).
     const VU lo_bits = hn::Set(du, win.golden_lo_bits), span_bits = hn::Set(du, win.golden_span_bits);
     const int64_t staged_before = staged;
     bool ok = hn::AllTrue(du, hn::Lt(mx, hn::Set(du, 0x7F800000u)));
-    for (uint64_t b = groups; ok && b != 0; b &= b - 1)
-      ok = stage_group(at + static_cast<int64_t>(hd::ctz64(b)) * kGroup * N);
+    for (uint64_t b = differing; ok && b != 0; b &= b - 1)
+      ok = stage_vector(at + static_cast<int64_t>(hd::ctz64(b)) * N);
     if (!ok) {
       win.hi[kWinSqGolden] = hi0;
       win.lo[kWinSqGolden] = lo0;

@@ -60,8 +60,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr int kWindowFlush = 2048;
-// Bits below 2^base that a window's lo lanes hold (see above).
+// Bits below 2^base that a window's lo lanes hold (see above), and 2^kFracBits.
 constexpr int kFracBits = 11;
+constexpr double kFracScale = static_cast<double>(int64_t{1} << kFracBits);
 
 // The windows (see above).
 enum Window : int {
@@ -168,7 +169,6 @@ struct ExactWindows {
     HWY_ALIGN double hs[hn::MaxLanes(dd)], ls[hn::MaxLanes(dd)];
     const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
     static_assert(hn::MaxLanes(DD()) <= 256, "lane sums must stay below 2^62");
-    static_assert(kFracBits == 11, "the flush scales lo by 2^11");
     int64_t h[kWinCount] = {}, l[kWinCount] = {};
     for (int q = 0; q < kWinCount; ++q) {
       if (!used[q]) continue;
@@ -176,7 +176,7 @@ struct ExactWindows {
       hn::Store(lo[q], dd, ls);
       for (int64_t k = 0; k < L; ++k) {
         h[q] += static_cast<int64_t>(hs[k] * 0x1p-32);  // exact: multiples of 2^32 below 2^85
-        l[q] += static_cast<int64_t>(ls[k] * 0x1p11);  // exact: multiples of 2^-11 below 2^42
+        l[q] += static_cast<int64_t>(ls[k] * kFracScale);  // exact: multiples of 2^-kFracBits below 2^42
       }
       hi[q] = lo[q] = hn::Zero(dd);
     }
@@ -263,7 +263,7 @@ struct ExactWindows {
   }
   // Lanes whose split is exact: v a multiple of 2^-kFracBits below 2^74.
   PEAT_ALWAYS_INLINE inline MD exact_lanes(DD dd, int q, VD x, VD rest) const {
-    const VD units = hn::Mul(rest, hn::Set(dd, 0x1p11));
+    const VD units = hn::Mul(rest, hn::Set(dd, kFracScale));
     return hn::And(hn::Eq(hn::Trunc(units), units), hn::Lt(hn::Abs(hn::Mul(x, scale[q])), hn::Set(dd, 0x1p74)));
   }
   // The split of x into window q's two parts; kChecked: the lanes whose
