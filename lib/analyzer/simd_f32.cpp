@@ -430,6 +430,9 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
   auto integer_share = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
     integers.add(du, hn::Load(du, stage_g + at), hn::Load(du, stage_c + at));
   };
+  auto integer_share16 = [&](int64_t at) HWY_ATTR PEAT_ALWAYS_INLINE {
+    integers.add16(du, stage_g + at, stage_c + at);
+  };
 
   // The staged pairs, through passes 2 and 3.
   auto take_stage = [&]() HWY_ATTR PEAT_ALWAYS_INLINE {
@@ -440,7 +443,9 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       stage_at[j] = 0;
     }
     for (int64_t v = 0; v < vectors; ++v) float_share(v * N, std::min(N, staged - v * N));
-    for (int64_t v = 0; v < vectors; ++v) integer_share(v * N);
+    int64_t v = 0;
+    for (; v + 16 <= vectors; v += 16) integer_share16(v * N);
+    for (; v < vectors; ++v) integer_share(v * N);
     staged_total += static_cast<uint64_t>(staged);
     pads_total += static_cast<uint64_t>(pads);
     staged = 0;

@@ -26,65 +26,148 @@ namespace peat::impl::analyzer {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Counts, for each bit position 0..31, the words that have it set. Words
-// count first in nibble lanes (nibble j of nib[k] counts bit 4j+k, up to 15),
-// widened into byte counters every 15 words: byte m of acc[k] then counts
-// bit 8m+k (k < 4) and byte m of acc[4+k] bit 8m+4+k. The bytes are flushed
-// into out[32] before they can pass 255.
+// Counts, for each bit position 0..31, the words added that have it set.
+// Words count first in nibble lanes (nibble j of nib[k] counts bit 4j+k, up
+// to 15), widened into byte counters every 15 words: byte m of acc[k] then
+// counts bit 8m+k (k < 4) and byte m of acc[4+k] bit 8m+4+k. The owner takes
+// the counts (take) before a byte can pass 255: once full() says so.
 template <class DU>
-struct BitCounter {
+struct BitTally {
   using VU = hn::Vec<DU>;
   VU nib[4], acc[8];
   int nib_pending = 0, pending = 0;
-  uint64_t* out = nullptr;
 
-  HWY_INLINE void init(DU du, uint64_t* o) {
+  HWY_INLINE void init(DU du) {
     for (auto& a : nib) a = hn::Zero(du);
     for (auto& a : acc) a = hn::Zero(du);
-    out = o;
+    nib_pending = pending = 0;
   }
-  // Nibble counters -> byte counters (also used by BucketCounter).
-  static HWY_INLINE void widen(DU du, VU* nib, VU* acc) {
+  HWY_INLINE bool full() const { return pending > 240; }
+  // Nibble counters -> byte counters.
+  HWY_INLINE void widen(DU du) {
     const VU low_nibbles = hn::Set(du, 0x0F0F0F0Fu);
     for (int k = 0; k < 4; ++k) {
       acc[k] = hn::Add(acc[k], hn::And(nib[k], low_nibbles));
       acc[4 + k] = hn::Add(acc[4 + k], hn::And(hn::ShiftRight<4>(nib[k]), low_nibbles));
       nib[k] = hn::Zero(du);
     }
+    pending += nib_pending;
+    nib_pending = 0;
   }
-  // Adds bits 0..3 of every nibble of x to the nibble counters.
-  static HWY_INLINE void add_nibbles(DU du, VU* nib, VU x) {
+  HWY_INLINE void add(DU du, VU x) {
     const VU ones = hn::Set(du, 0x11111111u);
     nib[0] = hn::Add(nib[0], hn::And(x, ones));
     nib[1] = hn::Add(nib[1], hn::And(hn::ShiftRight<1>(x), ones));
     nib[2] = hn::Add(nib[2], hn::And(hn::ShiftRight<2>(x), ones));
     nib[3] = hn::Add(nib[3], hn::And(hn::ShiftRight<3>(x), ones));
+    if (++nib_pending == 15) widen(du);
   }
-  HWY_INLINE void add(DU du, VU x) {
-    add_nibbles(du, nib, x);
-    if (++nib_pending == 15) {
-      widen(du, nib, acc);
-      pending += nib_pending;
-      nib_pending = 0;
-      if (pending > 240) flush(du);
-    }
-  }
-  void flush(DU du) {
-    widen(du, nib, acc);
-    nib_pending = 0;
+  // Adds weight times the count of bit b to out[b] for b = 0..31, and starts
+  // again from zero.
+  void take(DU du, uint64_t weight, uint64_t* out) {
+    widen(du);
     const VU byte_mask = hn::Set(du, 0xFFu);
     for (int k = 0; k < 8; ++k) {
       for (int m = 0; m < 4; ++m) {
         const VU shifted = hn::ShiftRightSame(acc[k], 8 * m);
-        out[8 * m + k] += hn::GetLane(hn::SumOfLanes(du, hn::And(shifted, byte_mask)));
+        out[8 * m + k] += weight * hn::GetLane(hn::SumOfLanes(du, hn::And(shifted, byte_mask)));
       }
       acc[k] = hn::Zero(du);
     }
     pending = 0;
   }
-  HWY_INLINE void finish(DU du) {
-    if (pending > 0 || nib_pending > 0) flush(du);
+};
+
+// The bits of a + b + c as sum (weight 1) and carry (weight 2), bit by bit.
+template <class V>
+HWY_INLINE void CarrySave(V a, V b, V c, V& sum, V& carry) {
+  const V u = hn::Xor(a, b);
+  sum = hn::Xor(u, c);
+  // The majority: a & b, or c where they differ. (IfVecThenElse would be
+  // one operation less, but it is only bitwise on AVX-512.)
+  carry = hn::OrAnd(hn::And(a, b), u, c);
+}
+
+// Exact counts, for each bit position, of the words added: 16 words at a
+// time through a Harley-Seal carry-save tree (about 3 operations a word: the
+// four digits ones..eights are the count's low bits, bit by bit, and only
+// the sixteens go to a BitTally, once per 16 words), single words straight
+// to a BitTally. Counting a word into nibbles costs about 12 operations.
+template <class DU>
+struct BitCounts {
+  using VU = hn::Vec<DU>;
+  BitTally<DU> single, sixteens;  // weights 1 and 16
+  VU ones, twos, fours, eights;   // the tree's digits, weights 1, 2, 4, 8
+  bool used = false;              // words added since the last take
+
+  HWY_INLINE void init(DU du) {
+    single.init(du);
+    sixteens.init(du);
+    ones = twos = fours = eights = hn::Zero(du);
+    used = false;
   }
+  HWY_INLINE bool full() const { return single.full() || sixteens.full(); }
+  HWY_INLINE void add(DU du, VU x) {
+    single.add(du, x);
+    used = true;
+  }
+  HWY_INLINE void add16(DU du, const VU* w) {
+    used = true;
+    VU twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, carry;
+    CarrySave(ones, w[0], w[1], ones, twos_a);
+    CarrySave(ones, w[2], w[3], ones, twos_b);
+    CarrySave(twos, twos_a, twos_b, twos, fours_a);
+    CarrySave(ones, w[4], w[5], ones, twos_a);
+    CarrySave(ones, w[6], w[7], ones, twos_b);
+    CarrySave(twos, twos_a, twos_b, twos, fours_b);
+    CarrySave(fours, fours_a, fours_b, fours, eights_a);
+    CarrySave(ones, w[8], w[9], ones, twos_a);
+    CarrySave(ones, w[10], w[11], ones, twos_b);
+    CarrySave(twos, twos_a, twos_b, twos, fours_a);
+    CarrySave(ones, w[12], w[13], ones, twos_a);
+    CarrySave(ones, w[14], w[15], ones, twos_b);
+    CarrySave(twos, twos_a, twos_b, twos, fours_b);
+    CarrySave(fours, fours_a, fours_b, fours, eights_b);
+    CarrySave(eights, eights_a, eights_b, eights, carry);
+    sixteens.add(du, carry);
+  }
+  // Adds the count of bit b to out[b] for b = 0..31 and starts again.
+  void take(DU du, uint64_t* out) {
+    if (!used) return;
+    used = false;
+    single.take(du, 1, out);
+    sixteens.take(du, 16, out);
+    // The digits: ones once, twos twice, ... (15 words: the tally holds them).
+    single.add(du, ones);
+    for (int k = 0; k < 2; ++k) single.add(du, twos);
+    for (int k = 0; k < 4; ++k) single.add(du, fours);
+    for (int k = 0; k < 8; ++k) single.add(du, eights);
+    single.take(du, 1, out);
+    ones = twos = fours = eights = hn::Zero(du);
+  }
+};
+
+// Counts, for each bit position 0..31, the words that have it set, into
+// out[32].
+template <class DU>
+struct BitCounter {
+  using VU = hn::Vec<DU>;
+  BitCounts<DU> counts;
+  uint64_t* out = nullptr;
+
+  HWY_INLINE void init(DU du, uint64_t* o) {
+    counts.init(du);
+    out = o;
+  }
+  HWY_INLINE void add(DU du, VU x) {
+    counts.add(du, x);
+    if (counts.full()) counts.take(du, out);
+  }
+  HWY_INLINE void add16(DU du, const VU* w) {
+    counts.add16(du, w);
+    if (counts.full()) counts.take(du, out);
+  }
+  HWY_INLINE void finish(DU du) { counts.take(du, out); }
 };
 
 // Three bucket histograms counted together: each lane gets one-hot bits per
@@ -105,13 +188,11 @@ struct BucketCounter {
   int miss[3] = {0, 0, 0};
   int32_t move[3] = {-1, -1, -1};
   uint64_t* hist[3] = {nullptr, nullptr, nullptr};
-  VU nib[4], acc[8];
-  int nib_pending = 0, pending = 0;
+  BitCounts<DU> counts;  // bit 8m+k: histogram byte m, bucket bit k
 
   HWY_INLINE void init(DU du, uint64_t* h0, uint64_t* h1, uint64_t* h2) {
     hist[0] = h0, hist[1] = h1, hist[2] = h2;
-    for (auto& a : nib) a = hn::Zero(du);
-    for (auto& a : acc) a = hn::Zero(du);
+    counts.init(du);
   }
   // One-hot bits of bucket vector b for histogram j (see above).
   HWY_INLINE VU onehot(DU du, VI b, int j, uint32_t width, bool zero_bit) {
@@ -137,16 +218,18 @@ struct BucketCounter {
     }
     return bits;
   }
-  // Counts the one-hot bytes oh of one vector, then moves the windows that
-  // asked to move.
+  // Counts the one-hot bytes oh of one vector, or w of 16 (all made with
+  // the same windows), then moves the windows that asked to move.
   HWY_INLINE void add(DU du, VU oh) {
-    BitCounter<DU>::add_nibbles(du, nib, oh);
-    if (++nib_pending == 15) {
-      BitCounter<DU>::widen(du, nib, acc);
-      pending += nib_pending;
-      nib_pending = 0;
-      if (pending > 240) flush(du);
-    }
+    counts.add(du, oh);
+    settle(du);
+  }
+  HWY_INLINE void add16(DU du, const VU* w) {
+    counts.add16(du, w);
+    settle(du);
+  }
+  HWY_INLINE void settle(DU du) {
+    if (counts.full()) flush(du);
     if (HWY_UNLIKELY(move[0] >= 0 || move[1] >= 0 || move[2] >= 0)) {
       flush(du);
       for (int j = 0; j < 3; ++j) {
@@ -158,26 +241,16 @@ struct BucketCounter {
     }
   }
   void flush(DU du) {
-    BitCounter<DU>::widen(du, nib, acc);
-    nib_pending = 0;
-    const VU byte_mask = hn::Set(du, 0xFFu);
+    uint64_t n[32] = {};
+    counts.take(du, n);
     for (int k = 0; k < 8; ++k) {
-      const VU v = acc[k];
-      const uint64_t n0 = hn::GetLane(hn::SumOfLanes(du, hn::And(v, byte_mask)));
-      const uint64_t n1 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<8>(v), byte_mask)));
-      const uint64_t n2 = hn::GetLane(hn::SumOfLanes(du, hn::And(hn::ShiftRight<16>(v), byte_mask)));
-      const uint64_t n3 = hn::GetLane(hn::SumOfLanes(du, hn::ShiftRight<24>(v)));
-      if (n0) hist[0][base[0] + k] += n0;
-      if (n1) hist[1][k == 7 ? 0 : base[1] + k] += n1;
-      if (n2) hist[2][base[2] + k] += n2;
-      if (n3) hist[2][base[2] + 8 + k] += n3;
-      acc[k] = hn::Zero(du);
+      if (n[k]) hist[0][base[0] + k] += n[k];
+      if (n[8 + k]) hist[1][k == 7 ? 0 : base[1] + k] += n[8 + k];
+      if (n[16 + k]) hist[2][base[2] + k] += n[16 + k];
+      if (n[24 + k]) hist[2][base[2] + 8 + k] += n[24 + k];
     }
-    pending = 0;
   }
-  HWY_INLINE void finish(DU du) {
-    if (pending > 0 || nib_pending > 0) flush(du);
-  }
+  HWY_INLINE void finish(DU du) { flush(du); }
 };
 
 // The integer share of staged (differing) pairs of simd_f32.cpp, a vector at
@@ -201,7 +274,12 @@ struct IntegerShare {
     top_set_bits.init(du, s.top_bit_set_hist);  // ... set in the candidate
     low_bits.init(du, s.low_bit_hist);          // the candidate's lowest set bit
   }
-  HWY_INLINE void add(DU du, VU gw, VU cw) {
+  // The words one vector of pairs adds to each counter.
+  struct Words {
+    VU onehot, x, top, top_set, low;
+  };
+  HWY_INLINE Words words(DU du, VU gw, VU cw) {
+    Words w;
     const hn::RebindToFloat<DU> df;
     const hn::RebindToSigned<DU> di;
     const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
@@ -238,7 +316,7 @@ struct IntegerShare {
       x = hn::ShiftRight<16>(hn::Xor(gb, cb));
     else
       x = hn::Xor(gb, cb);
-    xor_bits.add(du, x);
+    w.x = x;
     {  // Highest differing bit: smear x downwards, keep the top one.
       VU t = hn::Or(x, hn::ShiftRight<1>(x));
       t = hn::Or(t, hn::ShiftRight<2>(t));
@@ -253,14 +331,40 @@ struct IntegerShare {
         cword = hn::ShiftRight<16>(cb);
       else
         cword = cb;
-      top_bits.add(du, top);
-      top_set_bits.add(du, hn::And(top, cword));
+      w.top = top;
+      w.top_set = hn::And(top, cword);
       // The candidate's lowest set bit, sign cleared (m & -m), on mismatching lanes.
       const VU m = hn::And(cword, hn::Set(du, (kF16 || kBF16) ? 0x7FFFu : 0x7FFFFFFFu));
-      low_bits.add(du, hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m))));
+      w.low = hn::IfThenElseZero(hn::Ne(x, hn::Zero(du)), hn::And(m, hn::Sub(hn::Zero(du), m)));
     }
     const VU oh_pop = buckets.onehot(du, hn::BitCast(di, hn::PopulationCount(x)), 2, 16, false);
-    buckets.add(du, hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop));
+    w.onehot = hn::Or(hn::Or(oh_ulp, oh_rel), oh_pop);
+    return w;
+  }
+  HWY_INLINE void add(DU du, VU gw, VU cw) {
+    const Words w = words(du, gw, cw);
+    buckets.add(du, w.onehot);
+    xor_bits.add(du, w.x);
+    top_bits.add(du, w.top);
+    top_set_bits.add(du, w.top_set);
+    low_bits.add(du, w.low);
+  }
+  // The 16 vectors of pairs at g, c (aligned words): every word is made
+  // first (with the same bucket windows), then each counter takes its 16
+  // through its carry-save tree.
+  template <typename T>
+  HWY_INLINE void add16(DU du, const T* HWY_RESTRICT g, const T* HWY_RESTRICT c) {
+    const size_t N = hn::Lanes(du);
+    VU onehot[16], x[16], top[16], top_set[16], low[16];
+    for (size_t v = 0; v < 16; ++v) {
+      const Words w = words(du, hn::Load(du, g + v * N), hn::Load(du, c + v * N));
+      onehot[v] = w.onehot, x[v] = w.x, top[v] = w.top, top_set[v] = w.top_set, low[v] = w.low;
+    }
+    buckets.add16(du, onehot);
+    xor_bits.add16(du, x);
+    top_bits.add16(du, top);
+    top_set_bits.add16(du, top_set);
+    low_bits.add16(du, low);
   }
   HWY_INLINE void finish(DU du) {
     xor_bits.finish(du);
