@@ -6,6 +6,11 @@
 // (a fused multiply-add would change which pairs fail at the boundary).
 #pragma GCC optimize("fp-contract=off")
 
+// AVX3_DL (Ice Lake, Zen 4 and later: VPOPCNT, VBMI2, ...) is a Highway
+// target only on request; pass 3's popcount is one instruction there
+// instead of a nibble lookup.
+#define HWY_WANT_AVX3_DL
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/analyzer/simd_f32.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -572,5 +577,7 @@ int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0
 }
 
 int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }
+
+int64_t f32_fast_targets() { return HWY_TARGETS; }
 }  // namespace peat::impl::analyzer
 #endif
