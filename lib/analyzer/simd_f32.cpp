@@ -439,15 +439,30 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     integers.add16(du, stage_g + at, stage_c + at);
   };
 
-  // The staged pairs, through passes 2 and 3.
-  auto take_stage = [&]() HWY_ATTR PEAT_ALWAYS_INLINE {
+  // The staged pairs, through passes 2 and 3; pass 1 goes on at element
+  // next.
+  auto take_stage = [&](int64_t next) HWY_ATTR PEAT_ALWAYS_INLINE {
     if (staged == 0) return;
     const int64_t vectors = (staged + N - 1) / N, pads = vectors * N - staged;
     for (int64_t j = staged; j < vectors * N; ++j) {
       stage_g[j] = stage_c[j] = stage_g[0];
       stage_at[j] = 0;
     }
-    for (int64_t v = 0; v < vectors; ++v) float_share(v * N, std::min(N, staged - v * N));
+    // Meanwhile the next two blocks' pairs (from element next on) are fetched
+    // into the L2 cache, a line of each tensor per staged vector: when most
+    // pairs differ, the passes here leave the memory idle long enough for the
+    // hardware prefetchers to stop, and fast_block's sweep then waited on
+    // every line.
+    const int64_t ahead = std::min<int64_t>(2 * kBlockVectors * N, n - next) * static_cast<int64_t>(sizeof(W));
+    const char* const next_g = reinterpret_cast<const char*>(g + next);
+    const char* const next_c = reinterpret_cast<const char*>(c + next);
+    for (int64_t v = 0; v < vectors; ++v) {
+      if (v * 64 < ahead) {
+        __builtin_prefetch(next_g + v * 64, 0, 2);
+        __builtin_prefetch(next_c + v * 64, 0, 2);
+      }
+      float_share(v * N, std::min(N, staged - v * N));
+    }
     int64_t v = 0;
     for (; v + 16 <= vectors; v += 16) integer_share16(v * N);
     for (; v < vectors; ++v) integer_share(v * N);
@@ -483,7 +498,7 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     // The stage is taken when the next block might not fit, or its offsets
     // might pass 2^31, and at the end.
     if (staged > kBlockVectors * N || i - stage_base > (int64_t{1} << 30) || stopped || i + N > n) {
-      take_stage();
+      take_stage(i);
       stage_base = i;
     }
   }
