@@ -19,8 +19,11 @@
 #     such a vector;
 #   - each staged (differing) pair: pass 2 about 120 per 16 pairs (widening,
 #     tolerance, e*e, g*e, c/g, the window guards and five windows' adds,
-#     maxima screen, ratio extrema) and pass 3 about 122 (ULP, relative-error
-#     and popcount buckets, four bit counters): STAGED = 242/16 per pair.
+#     maxima screen, ratio extrema) and pass 3 about 100 (about 73 for the
+#     five words: ULP, relative-error and popcount buckets as one-hot bytes,
+#     XOR bits, highest differing bit and its candidate bit, lowest set bit,
+#     with their loads and stores; about 27 for counting them, 5.5 a word
+#     through the carry-save trees): STAGED = 220/16 per pair.
 # Blocks that fast_block refuses (a pair not ordinary, a golden not finite)
 # go vector by vector (about 62 per vector), a few per million pairs here.
 # The achieved operations per cycle divide that by the cycles per element of
@@ -72,7 +75,7 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
 n = int(sys.argv[2])
 clocks = [b["adds"] / (b["cpu_time"] * 1e-3) for b in runs["BM_CoreClock"]]  # cycles per second
 clock = statistics.median(clocks)
-EQUAL, STAGE, STAGED = 25 / 16, 21 / 16, 242 / 16
+EQUAL, STAGE, STAGED = 25 / 16, 21 / 16, 220 / 16
 print(f"core clock {clock / 1e9:.2f} GHz (dependent adds, CPU time; {min(clocks) / 1e9:.2f}..{max(clocks) / 1e9:.2f})")
 for name, label in (("BM_Signature1Thread", "rounding-level"), ("BM_SignatureSparse1Thread", "sparse (1 % differing)"),
                     ("BM_SignatureIdentical1Thread", "identical")):
