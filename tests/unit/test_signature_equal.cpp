@@ -532,3 +532,42 @@ TEST_CASE("fast blocks: windows filled to the limit, refused blocks and goldens 
   require_identical(analyze(g1, c1, 2), ref);
   require_identical(analyze(g1, c1, 1), ref);
 }
+
+TEST_CASE("pass 3 counts: carry-save batches of 16 vectors, bucket windows moving between them",
+          "[analyzer][simd][equal]") {
+  // Every pair differs and is ordinary, so pass 3 takes the stage 16 vectors
+  // at a time through its carry-save trees (and the rest vector by vector).
+  // The ULP distance jumps between phases (1-3 ulps, 2^12-2^13, 2^18-2^20,
+  // log-uniform up to 2^21), so the ULP, relative-error and popcount
+  // windows must move several times inside batches, and 3 x 64 Ki pairs
+  // fill the tree's sixteens counters past their flush. The result must be
+  // the scalar path's byte for byte.
+  std::mt19937_64 rng(97);
+  const std::size_t n = 3 * 65536 + 77;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> octave(0, 20);
+  std::vector<uint64_t> g(n), c(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double v = normal(rng);
+    if (std::fabs(v) < 0x1p-20) v = 0.5;
+    // Mantissa bit 22 cleared: adding fewer than 2^22 ulps stays in the binade.
+    g[i] = encode(Fmt::F32, v) & ~uint64_t{0x400000};
+    uint64_t k;
+    switch (i * 6 / n) {
+      case 1: k = (uint64_t{1} << 12) + rng() % (uint64_t{1} << 12); break;
+      case 3: k = (uint64_t{1} << 18) + rng() % (uint64_t{3} << 18); break;
+      case 4: k = (uint64_t{1} << octave(rng)) + rng() % 3; break;
+      default: k = 1 + rng() % 3; break;
+    }
+    c[i] = g[i] + k;
+  }
+  const View g1(Fmt::F32, g, 0, 1, 0), c1(Fmt::F32, c, 0, 1, 0), g2(Fmt::F32, g, 0, 2, 0), c2(Fmt::F32, c, 0, 2, 0);
+  const peat_signature_t ref = analyze(g2, c2, 1);
+  REQUIRE(ref.bitwise_mismatch_count == n);
+  // The phases reach the buckets they should (ULP bucket = floor(log2 k) + 1).
+  CHECK(ref.ulp_hist[1] > n / 20);
+  CHECK(ref.ulp_hist[13] > n / 20);
+  CHECK(ref.ulp_hist[20] > n / 50);
+  require_identical(analyze(g1, c1, 1), ref);
+  require_identical(analyze(g1, c1, 2), ref);
+}
