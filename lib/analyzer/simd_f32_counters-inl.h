@@ -2,9 +2,11 @@
 // per-bit counts of a word (the XOR bits, the highest differing bit) and the
 // windowed one-hot bucket histograms (ULP distance, relative error, popcount),
 // and the pass that feeds them (IntegerShare).
-// Every lane counts into its own nibbles and bytes, so no two lanes ever
-// write the same counter: no scatter, no conflicts, and the counts are plain
-// integers whatever the order of the vectors.
+// Every lane counts into its own bits, nibbles and bytes, so no two lanes
+// ever write the same counter: no scatter, no conflicts, and the counts are
+// plain integers whatever the order of the vectors. Words come 16 at a time
+// through carry-save trees (BitCounts), whose carries go to nibble and byte
+// counters (BitTally).
 //
 // Included once per Highway target (toggle guard, as Highway's -inl headers).
 #if defined(PEAT_ANALYZER_SIMD_F32_COUNTERS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -175,10 +177,10 @@ struct BitCounter {
 // byte 0 (width 8), histogram 1 in byte 1, histogram 2 in bytes 2 and 3
 // (width 16: the XOR popcount, whose tail is long, a carry flipping a run of
 // bits). A histogram with a zero bucket (the relative error: bucket 0 =
-// exact pairs) has a 7-wide window and its bit 7 is bucket 0. acc[k] holds
-// byte-lane counters of bit k (nibbles first, as BitCounter). Lanes outside a
-// window are counted one by one; after 16 such lanes the window moves to
-// them.
+// exact pairs) has a 7-wide window and its bit 7 is bucket 0. The one-hot
+// words are counted bit by bit (BitCounts: bit 8m + k is bucket bit k of
+// byte m). Lanes outside a window are counted one by one; after 16 such
+// lanes the window moves to them.
 template <class DU>
 struct BucketCounter {
   using VU = hn::Vec<DU>;
