@@ -439,8 +439,8 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
     integers.add16(du, stage_g + at, stage_c + at);
   };
 
-  // The staged pairs, through passes 2 and 3; pass 1 goes on at element
-  // next.
+  // The staged pairs, through passes 2 and 3; next: the element pass 1
+  // takes next (n at the end).
   auto take_stage = [&](int64_t next) HWY_ATTR PEAT_ALWAYS_INLINE {
     if (staged == 0) return;
     const int64_t vectors = (staged + N - 1) / N, pads = vectors * N - staged;
@@ -448,11 +448,11 @@ HWY_NOINLINE int64_t FastT(const W* HWY_RESTRICT g, const W* HWY_RESTRICT c, int
       stage_g[j] = stage_c[j] = stage_g[0];
       stage_at[j] = 0;
     }
-    // Meanwhile the next two blocks' pairs (from element next on) are fetched
-    // into the L2 cache, a line of each tensor per staged vector: when most
-    // pairs differ, the passes here leave the memory idle long enough for the
-    // hardware prefetchers to stop, and fast_block's sweep then waited on
-    // every line.
+    // Meanwhile up to the next two blocks' pairs (from element next on) are
+    // fetched into the L2 cache, a line of each tensor per staged vector:
+    // when most pairs differ, the passes here leave the memory idle long
+    // enough for the hardware prefetchers to stop, and fast_block's sweep
+    // then waited on every line.
     const int64_t ahead = std::min<int64_t>(2 * kBlockVectors * N, n - next) * static_cast<int64_t>(sizeof(W));
     const char* const next_g = reinterpret_cast<const char*>(g + next);
     const char* const next_c = reinterpret_cast<const char*>(c + next);

@@ -86,12 +86,13 @@ HWY_INLINE void CarrySave(V a, V b, V c, V& sum, V& carry) {
   const V u = hn::Xor(a, b);
   sum = hn::Xor(u, c);
   // The majority: a & b, or c where they differ. (IfVecThenElse would be
-  // one operation less, but it is only bitwise on AVX-512.)
+  // one operation less, but on SSE4, AVX2 and SCALAR it selects by byte or
+  // by lane, not by bit.)
   carry = hn::OrAnd(hn::And(a, b), u, c);
 }
 
 // Exact counts, for each bit position, of the words added: 16 words at a
-// time through a Harley-Seal carry-save tree (about 3 operations a word: the
+// time through a Harley-Seal carry-save tree (4 to 5 operations a word: the
 // four digits ones..eights are the count's low bits, bit by bit, and only
 // the sixteens go to a BitTally, once per 16 words), single words straight
 // to a BitTally. Counting a word into nibbles costs about 12 operations.
@@ -180,7 +181,8 @@ struct BitCounter {
 // exact pairs) has a 7-wide window and its bit 7 is bucket 0. The one-hot
 // words are counted bit by bit (BitCounts: bit 8m + k is bucket bit k of
 // byte m). Lanes outside a window are counted one by one; after 16 such
-// lanes the window moves to them.
+// lanes the window moves to them (after the batch, when 16 vectors are
+// counted together).
 template <class DU>
 struct BucketCounter {
   using VU = hn::Vec<DU>;
@@ -255,8 +257,8 @@ struct BucketCounter {
   HWY_INLINE void finish(DU du) { flush(du); }
 };
 
-// The integer share of staged (differing) pairs of simd_f32.cpp, a vector at
-// a time (its pass 3): the ULP, relative-error and popcount buckets, the XOR
+// The integer share of staged (differing) pairs of simd_f32.cpp, 16 vectors
+// or one at a time (its pass 3): the ULP, relative-error and popcount buckets, the XOR
 // bits, the highest differing bit and whether the candidate has it set, and
 // the candidate's lowest set bit. Words gw, cw as LoadWords<kKind> gives
 // them (simd_f32_words-inl.h); the pairs are ordinary, or padding (a pair
