@@ -114,23 +114,23 @@ struct BitCounts {
     single.add(du, x);
     used = true;
   }
-  HWY_INLINE void add16(DU du, const VU* w) {
-    used = true;
-    VU twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, carry;
+  // Eight words into the digits ones, twos and fours; returns their carry
+  // of weight 8.
+  HWY_INLINE VU add8(const VU* w) {
+    VU twos_a, twos_b, fours_a, fours_b, eights_carry;
     CarrySave(ones, w[0], w[1], ones, twos_a);
     CarrySave(ones, w[2], w[3], ones, twos_b);
     CarrySave(twos, twos_a, twos_b, twos, fours_a);
     CarrySave(ones, w[4], w[5], ones, twos_a);
     CarrySave(ones, w[6], w[7], ones, twos_b);
     CarrySave(twos, twos_a, twos_b, twos, fours_b);
-    CarrySave(fours, fours_a, fours_b, fours, eights_a);
-    CarrySave(ones, w[8], w[9], ones, twos_a);
-    CarrySave(ones, w[10], w[11], ones, twos_b);
-    CarrySave(twos, twos_a, twos_b, twos, fours_a);
-    CarrySave(ones, w[12], w[13], ones, twos_a);
-    CarrySave(ones, w[14], w[15], ones, twos_b);
-    CarrySave(twos, twos_a, twos_b, twos, fours_b);
-    CarrySave(fours, fours_a, fours_b, fours, eights_b);
+    CarrySave(fours, fours_a, fours_b, fours, eights_carry);
+    return eights_carry;
+  }
+  HWY_INLINE void add16(DU du, const VU* w) {
+    used = true;
+    const VU eights_a = add8(w), eights_b = add8(w + 8);
+    VU carry;
     CarrySave(eights, eights_a, eights_b, eights, carry);
     sixteens.add(du, carry);
   }
@@ -258,9 +258,9 @@ struct BucketCounter {
 };
 
 // The integer share of staged (differing) pairs of simd_f32.cpp, 16 vectors
-// or one at a time (its pass 3): the ULP, relative-error and popcount buckets, the XOR
-// bits, the highest differing bit and whether the candidate has it set, and
-// the candidate's lowest set bit. Words gw, cw as LoadWords<kKind> gives
+// or one at a time (its pass 3): the ULP, relative-error and popcount
+// buckets, the XOR bits, the highest differing bit and whether the candidate
+// has it set, and the candidate's lowest set bit. Words gw, cw as LoadWords<kKind> gives
 // them (simd_f32_words-inl.h); the pairs are ordinary, or padding (a pair
 // equal to itself: bucket 0, no bits).
 template <int kKind, class DU>

@@ -21,9 +21,9 @@
 // between flushes, hi stays below 2^(85 - 32) units and lo below 2^(31 + 11 +
 // kFracBits) = 2^53 units. The fraction bits let a window take terms 2^11
 // smaller than its integers would (5.5 binades more of |g| for g*g, the
-// common case of values near zero). Both parts come out of fused multiply-adds, and
-// where there is no FMA, v = x * 2^-base is exact, so the unfused operations
-// give the same. A vector whose lanes are known to fit (guards below, from
+// common case of values near zero). Both parts come out of fused
+// multiply-adds, and where there is no FMA, v = x * 2^-base is exact, so the
+// unfused operations give the same. A vector whose lanes are known to fit (guards below, from
 // the f32 exponents of g and e) is added without a check; any other goes
 // lane by lane through the exact check, its misfits to the scalar exact
 // accumulators. The windows are flushed after at most 2^11 adds per lane and
