@@ -8,8 +8,9 @@
 
 // AVX3_DL (Ice Lake, Zen 4 and later: VPOPCNT, VBMI2, ...) is a Highway
 // target only on request; pass 3's popcount is one instruction there
-// instead of a nibble lookup.
-#define HWY_WANT_AVX3_DL
+// instead of a nibble lookup. The request (HWY_WANT_AVX3_DL) is made
+// build-wide on hwy::hwy in the top CMakeLists.txt, never in one file:
+// every file including Highway must see the same target list.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/analyzer/simd_f32.cpp"

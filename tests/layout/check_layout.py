@@ -10,6 +10,12 @@ keep (the repository root is on every include path, so these are checked here):
   3. lib/<object>/ declares its code in peat::impl::<object>, lib/core and the
      C layer in peat::impl; the CLI (tools/) in peat::cli.
   4. No source file in lib/, bindings/, backends/ or tools/ is over --max-lines.
+  5. No source file sets Highway's target list (HWY_WANT_*, HWY_TARGETS,
+     HWY_DISABLED_TARGETS, HWY_BASELINE_TARGETS, HWY_COMPILE_*, HWY_BROKEN_*).
+     Highway's dispatch index is an inline function masked by the target list
+     of the file it is compiled in; an unoptimised build keeps one copy of it,
+     so one file with its own list sends the others' dispatch to a null entry.
+     The list is set once, build-wide, on hwy::hwy (top CMakeLists.txt).
 
 Prints every violation as PATH:LINE: message and exits 1 if there is any.
 """
@@ -26,6 +32,8 @@ installed = {'examples/candidates/peat_candidates.h', 'examples/candidates/peat_
              'backends/interpose/peat_interpose.h'}
 generated = {'lib/trace/trace_generated.h'}
 include = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]')
+hwy_targets = re.compile(r'^\s*#\s*(define|undef)\s+(HWY_WANT_\w+|HWY_TARGETS|HWY_DISABLED_TARGETS|'
+                         r'HWY_BASELINE_TARGETS|HWY_COMPILE_\w+|HWY_BROKEN_\w+)\b')
 opened = re.compile(r'^\s*namespace\s+([A-Za-z_][\w:]*)\s*\{')
 errors = []
 
@@ -47,6 +55,10 @@ for path, rel in sources():
         continue
     obj = rel.split('/')[1] if rel.startswith('lib/') and rel.count('/') >= 2 else None
     for n, line in enumerate(lines, 1):
+        m = hwy_targets.match(line)
+        if m:
+            errors.append(f'{rel}:{n}: {m.group(2)} set in one file; Highway\'s target list is set build-wide '
+                          f'on hwy::hwy (top CMakeLists.txt)')
         m = include.match(line)
         if m:
             kind, name = m.groups()
