@@ -5,7 +5,10 @@
 // index space. oneTBB runs the chunks in parallel; each writes its partial
 // signature (and spatial-map partial) into a slot allocated once per call, and
 // the slots are merged in index order. The result therefore does not depend on
-// the number of threads. Per element, the hot loop calls
+// the number of threads. Under ThreadSanitizer the same chunks run on the
+// calling thread (lib/core/sanitizers.hpp says why): TSan cannot see oneTBB's
+// hand-offs, and the suppressed false reports on every byte a worker reads cost
+// it quadratic time. Per element, the hot loop calls
 // peat::hd::classify_pair (backends/common/signature_element.h), the same
 // function the GPU kernels call.
 #include "lib/analyzer/analyze.hpp"
@@ -15,6 +18,7 @@
 #include "lib/analyzer/simd_f32.hpp"
 #include "lib/core/dtype.hpp"
 #include "lib/core/error.hpp"
+#include "lib/core/sanitizers.hpp"
 
 #include "backends/common/signature_element.h"
 #include "backends/common/signature_plan.hpp"
@@ -354,8 +358,9 @@ void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg
     if (mp) map_partial_end(*mp);
   };
 
+  const bool parallel = cfg.num_threads > 1 && chunks > 1 && !kThreadSanitizer;
   auto run = [&] {
-    if (cfg.num_threads == 1 || chunks <= 1) {
+    if (!parallel) {
       for (int64_t k = 0; k < chunks; ++k) do_chunk(k);
     } else {
       tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t>& r) {
@@ -380,7 +385,7 @@ void run_all(const TensorView& g, const TensorView& c, const ResolvedConfig& cfg
         });
   };
   peat_signature_t total = empty_signature();
-  if (cfg.num_threads > 1 && chunks > 1) {
+  if (parallel) {
     tbb::task_arena arena(cfg.num_threads);
     arena.execute(run);
     total = arena.execute(merge_chunks);
