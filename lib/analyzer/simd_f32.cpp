@@ -8,9 +8,8 @@
 
 // AVX3_DL (Ice Lake, Zen 4 and later: VPOPCNT, VBMI2, ...) is a Highway
 // target only on request; pass 3's popcount is one instruction there
-// instead of a nibble lookup. The request (HWY_WANT_AVX3_DL) is made
-// build-wide on hwy::hwy in the top CMakeLists.txt, never in one file:
-// every file including Highway must see the same target list.
+// instead of a nibble lookup. It is requested build-wide (top
+// CMakeLists.txt says why), not here.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/analyzer/simd_f32.cpp"
@@ -593,7 +592,5 @@ int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0
 }
 
 int64_t f32_fast_lanes() { return HWY_DYNAMIC_DISPATCH(F32Lanes)(); }
-
-int64_t f32_fast_targets() { return HWY_TARGETS; }
 }  // namespace peat::impl::analyzer
 #endif

@@ -76,9 +76,4 @@ int64_t f16_fast(const uint16_t* g, const uint16_t* c, int64_t n, int64_t index0
 // Number of f32 lanes of the target the fast paths dispatch to.
 int64_t f32_fast_lanes();
 
-// The Highway targets the fast paths are compiled for (HWY_* bits; more
-// than a file that includes Highway by default has: AVX3_DL), so that a
-// test can run each one the CPU supports.
-int64_t f32_fast_targets();
-
 }  // namespace peat::impl::analyzer

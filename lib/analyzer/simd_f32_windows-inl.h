@@ -23,11 +23,11 @@
 // smaller than its integers would (5.5 binades more of |g| for g*g, the
 // common case of values near zero). Both parts come out of fused
 // multiply-adds, and where there is no FMA, v = x * 2^-base is exact, so the
-// unfused operations give the same. A vector whose lanes are known to fit (guards below, from
-// the f32 exponents of g and e) is added without a check; any other goes
-// lane by lane through the exact check, its misfits to the scalar exact
-// accumulators. The windows are flushed after at most 2^11 adds per lane and
-// at the end. Every path is exact, so the result does not depend on the order
+// unfused operations give the same. A vector whose lanes are known to fit
+// (guards below, from the f32 exponents of g and e) is added without a
+// check; any other goes lane by lane through the exact check, its misfits
+// to the scalar exact accumulators. The windows are flushed after at most
+// 2^11 adds per lane and at the end. Every path is exact, so the result does not depend on the order
 // of the adds: the bases and the guards only decide speed.
 //
 // Included once per Highway target (toggle guard, as Highway's -inl headers).

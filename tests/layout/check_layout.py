@@ -12,10 +12,8 @@ keep (the repository root is on every include path, so these are checked here):
   4. No source file in lib/, bindings/, backends/ or tools/ is over --max-lines.
   5. No source file sets Highway's target list (HWY_WANT_*, HWY_TARGETS,
      HWY_DISABLED_TARGETS, HWY_BASELINE_TARGETS, HWY_COMPILE_*, HWY_BROKEN_*).
-     Highway's dispatch index is an inline function masked by the target list
-     of the file it is compiled in; an unoptimised build keeps one copy of it,
-     so one file with its own list sends the others' dispatch to a null entry.
-     The list is set once, build-wide, on hwy::hwy (top CMakeLists.txt).
+     The list is set once, build-wide, on hwy::hwy; the top CMakeLists.txt
+     says why a file's own list breaks the others' dispatch.
 
 Prints every violation as PATH:LINE: message and exits 1 if there is any.
 """

@@ -7,7 +7,6 @@
 
 #include "analyzer/analyze.hpp"
 #include "analyzer/exact_acc.hpp"
-#include "analyzer/simd_f32.hpp"
 #include "backend/backend.hpp"
 #include "signature_element.h"
 #include "test_analyzer_support.hpp"
@@ -1153,7 +1152,7 @@ TEST_CASE("SIMD fast path: every Highway target this CPU runs", "[analyzer][simd
   const int64_t supported = hwy::SupportedTargets();
   int tried = 0;
   for (int64_t target = 1; target != 0 && target <= HWY_SCALAR; target <<= 1) {
-    if ((supported & target) == 0 || (peat::impl::analyzer::f32_fast_targets() & target) == 0) continue;
+    if ((supported & target) == 0 || (HWY_TARGETS & target) == 0) continue;
     INFO("Highway target " << hwy::TargetName(target));
     hwy::SetSupportedTargetsForTest(target);
     simd_fast_path_case(Fmt::F32);

@@ -319,7 +319,7 @@ TEST_CASE("bitwise-equal fast path: every Highway target this CPU runs", "[analy
   const int64_t supported = hwy::SupportedTargets();
   int tried = 0;
   for (int64_t target = 1; target != 0 && target <= HWY_SCALAR; target <<= 1) {
-    if ((supported & target) == 0 || (peat::impl::analyzer::f32_fast_targets() & target) == 0) continue;
+    if ((supported & target) == 0 || (HWY_TARGETS & target) == 0) continue;
     INFO("Highway target " << hwy::TargetName(target));
     hwy::SetSupportedTargetsForTest(target);
     for (double differ : {0.0, 0.01}) {
